@@ -1,0 +1,280 @@
+//! The command layer: `argv` in, [`Reply`] out.
+//!
+//! [`Server`] owns a keyspace and executes one command at a time, like Redis's main
+//! thread. Lookup is by lower-cased name in a table that also carries Redis's arity
+//! rule (a positive arity is exact, a negative one is a minimum), so argument-count
+//! errors read exactly like Redis's.
+
+mod args;
+mod generic;
+mod zset;
+
+use crate::keyspace::Keyspace;
+use crate::reply::{errors, Reply};
+
+pub use args::Args;
+
+type Handler = fn(&mut Server, &Args) -> Reply;
+
+struct CommandSpec {
+    name: &'static str,
+    arity: i32,
+    handler: Handler,
+}
+
+/// Every command the core knows, with Redis's arity.
+const COMMANDS: &[CommandSpec] = &[
+    // connection and server
+    CommandSpec {
+        name: "ping",
+        arity: -1,
+        handler: generic::ping,
+    },
+    CommandSpec {
+        name: "echo",
+        arity: 2,
+        handler: generic::echo,
+    },
+    CommandSpec {
+        name: "select",
+        arity: 2,
+        handler: generic::select,
+    },
+    CommandSpec {
+        name: "client",
+        arity: -2,
+        handler: generic::client,
+    },
+    CommandSpec {
+        name: "command",
+        arity: -1,
+        handler: generic::command,
+    },
+    CommandSpec {
+        name: "info",
+        arity: -1,
+        handler: generic::info,
+    },
+    CommandSpec {
+        name: "dbsize",
+        arity: 1,
+        handler: generic::dbsize,
+    },
+    CommandSpec {
+        name: "flushall",
+        arity: -1,
+        handler: generic::flush,
+    },
+    CommandSpec {
+        name: "flushdb",
+        arity: -1,
+        handler: generic::flush,
+    },
+    // keys
+    CommandSpec {
+        name: "del",
+        arity: -2,
+        handler: generic::del,
+    },
+    CommandSpec {
+        name: "unlink",
+        arity: -2,
+        handler: generic::del,
+    },
+    CommandSpec {
+        name: "exists",
+        arity: -2,
+        handler: generic::exists,
+    },
+    CommandSpec {
+        name: "type",
+        arity: 2,
+        handler: generic::type_of,
+    },
+    CommandSpec {
+        name: "expire",
+        arity: -3,
+        handler: generic::expire,
+    },
+    CommandSpec {
+        name: "pexpire",
+        arity: -3,
+        handler: generic::pexpire,
+    },
+    CommandSpec {
+        name: "ttl",
+        arity: 2,
+        handler: generic::ttl,
+    },
+    CommandSpec {
+        name: "pttl",
+        arity: 2,
+        handler: generic::pttl,
+    },
+    CommandSpec {
+        name: "persist",
+        arity: 2,
+        handler: generic::persist,
+    },
+    // sorted sets
+    CommandSpec {
+        name: "zadd",
+        arity: -4,
+        handler: zset::zadd,
+    },
+    CommandSpec {
+        name: "zincrby",
+        arity: 4,
+        handler: zset::zincrby,
+    },
+    CommandSpec {
+        name: "zscore",
+        arity: 3,
+        handler: zset::zscore,
+    },
+    CommandSpec {
+        name: "zcard",
+        arity: 2,
+        handler: zset::zcard,
+    },
+    CommandSpec {
+        name: "zrem",
+        arity: -3,
+        handler: zset::zrem,
+    },
+    CommandSpec {
+        name: "zrank",
+        arity: -3,
+        handler: zset::zrank,
+    },
+    CommandSpec {
+        name: "zrevrank",
+        arity: -3,
+        handler: zset::zrevrank,
+    },
+    CommandSpec {
+        name: "zcount",
+        arity: 4,
+        handler: zset::zcount,
+    },
+    CommandSpec {
+        name: "zrange",
+        arity: -4,
+        handler: zset::zrange,
+    },
+    CommandSpec {
+        name: "zrevrange",
+        arity: -4,
+        handler: zset::zrevrange,
+    },
+    CommandSpec {
+        name: "zrangebyscore",
+        arity: -4,
+        handler: zset::zrangebyscore,
+    },
+    CommandSpec {
+        name: "zrevrangebyscore",
+        arity: -4,
+        handler: zset::zrevrangebyscore,
+    },
+    CommandSpec {
+        name: "zrangebylex",
+        arity: -4,
+        handler: zset::zrangebylex,
+    },
+    CommandSpec {
+        name: "zrevrangebylex",
+        arity: -4,
+        handler: zset::zrevrangebylex,
+    },
+];
+
+/// The core's server state: a keyspace plus the command table.
+#[derive(Default)]
+pub struct Server {
+    pub keyspace: Keyspace,
+}
+
+impl Server {
+    pub fn new() -> Server {
+        Server::default()
+    }
+
+    /// Executes one command given as raw byte arguments (`argv[0]` is the name).
+    pub fn execute(&mut self, argv: &[Vec<u8>]) -> Reply {
+        let Some(name) = argv.first() else {
+            return Reply::error("ERR empty command");
+        };
+        let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
+        let Some(spec) = COMMANDS.iter().find(|c| c.name == lower) else {
+            return Reply::error(unknown_command(argv));
+        };
+        let argc = argv.len() as i32;
+        if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
+            return Reply::error(errors::arity(spec.name));
+        }
+        (spec.handler)(self, &Args::new(argv))
+    }
+
+    /// Convenience for tests and in-process use: string arguments.
+    pub fn call(&mut self, argv: &[&str]) -> Reply {
+        let owned: Vec<Vec<u8>> = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
+        self.execute(&owned)
+    }
+
+    /// Names of all commands the core implements, lower case.
+    pub fn command_names() -> impl Iterator<Item = &'static str> {
+        COMMANDS.iter().map(|c| c.name)
+    }
+}
+
+/// Redis's wording: the name, then up to ~128 bytes of quoted arguments.
+fn unknown_command(argv: &[Vec<u8>]) -> String {
+    let name = String::from_utf8_lossy(&argv[0]);
+    let mut text = format!("ERR unknown command '{}'", truncate(&name, 128));
+    if argv.len() >= 2 {
+        let mut listed = String::new();
+        for arg in &argv[1..] {
+            if listed.len() >= 128 {
+                break;
+            }
+            let room = 128 - listed.len();
+            listed.push_str(&format!(
+                "'{}' ",
+                truncate(&String::from_utf8_lossy(arg), room)
+            ));
+        }
+        text.push_str(&format!(", with args beginning with: {listed}"));
+    }
+    text.replace(['\r', '\n'], " ")
+}
+
+fn truncate(s: &str, max_bytes: usize) -> &str {
+    let mut end = s.len().min(max_bytes);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_commands_and_arity_read_like_redis() {
+        let mut s = Server::new();
+        assert_eq!(
+            s.call(&["NOPE", "a", "b"]),
+            Reply::error("ERR unknown command 'NOPE', with args beginning with: 'a' 'b' ")
+        );
+        assert_eq!(
+            s.call(&["nope"]),
+            Reply::error("ERR unknown command 'nope'")
+        );
+        assert_eq!(
+            s.call(&["zscore", "k"]),
+            Reply::error("ERR wrong number of arguments for 'zscore' command")
+        );
+    }
+}

@@ -1,0 +1,30 @@
+//! The data structures of the Redis articles, written to answer like Redis 8.
+//!
+//! This crate knows nothing about sockets, servers or lab tables. It has three
+//! layers, each usable on its own:
+//!
+//! * the structures ([`zset`]): plain Rust types with the algorithms Redis uses;
+//! * the keyspace ([`keyspace`]): named values with types and expiry;
+//! * the command layer ([`commands`]): `argv` in, a [`Reply`] out, with Redis's exact
+//!   replies, error strings and number formatting.
+//!
+//! In-process use:
+//!
+//! ```
+//! use redislab_core::{Server, Reply};
+//! let mut server = Server::new();
+//! server.call(&["ZADD", "lb", "100", "zed"]);
+//! assert_eq!(server.call(&["ZSCORE", "lb", "zed"]), Reply::bulk("100"));
+//! ```
+
+pub mod commands;
+pub mod keyspace;
+pub mod num;
+pub mod reply;
+pub mod zset;
+
+pub use commands::Server;
+pub use reply::Reply;
+
+/// Version of this crate, reported by the labs next to the real servers' versions.
+pub const CORE_VERSION: &str = env!("CARGO_PKG_VERSION");

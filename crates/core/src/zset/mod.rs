@@ -1,0 +1,239 @@
+//! The sorted set, as Redis builds it: a dict from member to score, beside a
+//! skiplist ordered by (score, member).
+//!
+//! The dict answers "what is the score of X" in O(1); the skiplist keeps the order,
+//! answers ranges by walking its bottom level like a linked list, and answers "what
+//! is the rank of X" in O(log N) because every forward link remembers how many
+//! elements it jumps over (its span). Members with equal scores are ordered by their
+//! bytes (memcmp), which is why `REV` also reverses the order of tied names.
+//!
+//! Redis keeps small sets in a listpack instead; the replies are the same either way,
+//! so this module starts with the skiplist encoding that every size can use.
+
+pub mod skiplist;
+
+use std::collections::HashMap;
+
+pub use skiplist::{LexBound, LexRange, ScoreRange, SkipList};
+
+/// Options of ZADD that change how one (score, member) pair is applied.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AddFlags {
+    pub nx: bool,
+    pub xx: bool,
+    pub gt: bool,
+    pub lt: bool,
+    pub incr: bool,
+}
+
+/// What applying one pair did, mirroring Redis's ZADD_OUT_* flags.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AddOutcome {
+    Added(f64),
+    Updated(f64),
+    /// The score did not change (same value, or INCR by zero); still "processed".
+    Unchanged(f64),
+    /// Nothing was done because of NX/XX/GT/LT.
+    Skipped,
+    /// The resulting score would be NaN (e.g. `+inf` plus `-inf`).
+    NotANumber,
+}
+
+#[derive(Debug, Default)]
+pub struct Zset {
+    scores: HashMap<Vec<u8>, f64>,
+    order: SkipList,
+}
+
+impl Zset {
+    pub fn new() -> Zset {
+        Zset::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.scores.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.scores.is_empty()
+    }
+
+    pub fn score(&self, member: &[u8]) -> Option<f64> {
+        self.scores.get(member).copied()
+    }
+
+    /// Applies one (score, member) pair the way Redis's `zsetAdd` does.
+    pub fn add(&mut self, score: f64, member: &[u8], flags: AddFlags) -> AddOutcome {
+        if score.is_nan() {
+            return AddOutcome::NotANumber;
+        }
+        match self.scores.get(member).copied() {
+            Some(current) => {
+                if flags.nx {
+                    return AddOutcome::Skipped;
+                }
+                let new = if flags.incr { score + current } else { score };
+                if new.is_nan() {
+                    return AddOutcome::NotANumber;
+                }
+                if (flags.lt && new >= current) || (flags.gt && new <= current) {
+                    return AddOutcome::Skipped;
+                }
+                if new == current {
+                    return AddOutcome::Unchanged(new);
+                }
+                self.order.update_score(current, member, new);
+                self.scores.insert(member.to_vec(), new);
+                AddOutcome::Updated(new)
+            }
+            None if flags.xx => AddOutcome::Skipped,
+            None => {
+                self.order.insert(score, member.to_vec());
+                self.scores.insert(member.to_vec(), score);
+                AddOutcome::Added(score)
+            }
+        }
+    }
+
+    pub fn remove(&mut self, member: &[u8]) -> bool {
+        match self.scores.remove(member) {
+            Some(score) => self.order.delete(score, member),
+            None => false,
+        }
+    }
+
+    /// 0-based rank, counted from the lowest score (or the highest with `reverse`).
+    pub fn rank(&self, member: &[u8], reverse: bool) -> Option<usize> {
+        let score = self.score(member)?;
+        let rank = self.order.rank(score, member)?;
+        Some(if reverse { self.len() - 1 - rank } else { rank })
+    }
+
+    /// Elements with rank in `start..=end` (already clamped by the caller), in
+    /// ascending order, or descending with `reverse` (ranks then count from the top).
+    pub fn range_by_rank(&self, start: usize, end: usize, reverse: bool) -> Vec<(&[u8], f64)> {
+        let n = end + 1 - start;
+        if reverse {
+            let from = self.len() - 1 - start;
+            self.order
+                .rev_iter_from_rank(from)
+                .take(n)
+                .map(|(s, m)| (m, s))
+                .collect()
+        } else {
+            self.order
+                .iter_from_rank(start)
+                .take(n)
+                .map(|(s, m)| (m, s))
+                .collect()
+        }
+    }
+
+    /// Ranks (ascending) of the first and last element inside `range`, if any.
+    pub fn score_span(&self, range: &ScoreRange) -> Option<(usize, usize)> {
+        let first = self.order.first_in_score_range(range)?;
+        let last = self.order.last_in_score_range(range)?;
+        Some((first, last))
+    }
+
+    /// Ranks (ascending) of the first and last element inside a lex range.
+    pub fn lex_span(&self, range: &LexRange) -> Option<(usize, usize)> {
+        let first = self.order.first_in_lex_range(range)?;
+        let last = self.order.last_in_lex_range(range)?;
+        Some((first, last))
+    }
+
+    /// Walks ascending ranks `first..=last` (or descending from `last` with `reverse`),
+    /// skipping `offset` and returning at most `limit` elements.
+    pub fn walk_span(
+        &self,
+        (first, last): (usize, usize),
+        reverse: bool,
+        offset: usize,
+        limit: Option<usize>,
+    ) -> Vec<(&[u8], f64)> {
+        let available = (last + 1 - first).saturating_sub(offset);
+        let take = limit.map_or(available, |l| l.min(available));
+        if take == 0 {
+            return Vec::new();
+        }
+        let items: Box<dyn Iterator<Item = (f64, &[u8])>> = if reverse {
+            Box::new(self.order.rev_iter_from_rank(last - offset))
+        } else {
+            Box::new(self.order.iter_from_rank(first + offset))
+        };
+        items.take(take).map(|(s, m)| (m, s)).collect()
+    }
+
+    /// The skiplist itself, for labs that show its shape.
+    pub fn skiplist(&self) -> &SkipList {
+        &self.order
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn members(items: Vec<(&[u8], f64)>) -> Vec<String> {
+        items
+            .into_iter()
+            .map(|(m, s)| format!("{} {s}", String::from_utf8_lossy(m)))
+            .collect()
+    }
+
+    #[test]
+    fn ties_are_ordered_by_bytes_and_rev_reverses_them() {
+        let mut z = Zset::new();
+        for (s, m) in [
+            (100.0, "zed"),
+            (100.0, "amy"),
+            (100.0, "Bob"),
+            (90.0, "kim"),
+        ] {
+            assert_eq!(
+                z.add(s, m.as_bytes(), AddFlags::default()),
+                AddOutcome::Added(s)
+            );
+        }
+        assert_eq!(
+            members(z.range_by_rank(0, 3, false)),
+            ["kim 90", "Bob 100", "amy 100", "zed 100"]
+        );
+        assert_eq!(
+            members(z.range_by_rank(0, 3, true)),
+            ["zed 100", "amy 100", "Bob 100", "kim 90"]
+        );
+        assert_eq!(z.rank(b"zed", true), Some(0));
+        assert_eq!(z.rank(b"Bob", true), Some(2));
+    }
+
+    #[test]
+    fn flags_follow_zadd_rules() {
+        let mut z = Zset::new();
+        let gt = AddFlags {
+            gt: true,
+            ..Default::default()
+        };
+        let incr = AddFlags {
+            incr: true,
+            ..Default::default()
+        };
+        assert_eq!(z.add(5.0, b"a", gt), AddOutcome::Added(5.0));
+        assert_eq!(z.add(3.0, b"a", gt), AddOutcome::Skipped);
+        assert_eq!(z.add(7.0, b"a", gt), AddOutcome::Updated(7.0));
+        assert_eq!(z.add(0.0, b"a", incr), AddOutcome::Unchanged(7.0));
+        assert_eq!(
+            z.add(f64::INFINITY, b"a", AddFlags::default()),
+            AddOutcome::Updated(f64::INFINITY)
+        );
+        assert_eq!(z.add(f64::NEG_INFINITY, b"a", incr), AddOutcome::NotANumber);
+        let xx = AddFlags {
+            xx: true,
+            ..Default::default()
+        };
+        assert_eq!(z.add(1.0, b"new", xx), AddOutcome::Skipped);
+        assert!(z.remove(b"a"));
+        assert!(z.is_empty());
+    }
+}

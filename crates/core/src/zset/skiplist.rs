@@ -1,0 +1,1192 @@
+//! The sorted-set skiplist of Redis (`zskiplist` in `src/t_zset.c`).
+//!
+//! A sorted set with more than a handful of members keeps two views of the
+//! same data: a dict (member -> score) for O(1) `ZSCORE`, and this skiplist,
+//! which keeps the members ordered for everything positional (`ZRANK`,
+//! `ZRANGE`, `ZRANGEBYSCORE`, `ZRANGEBYLEX`, `ZCOUNT`, `ZREMRANGEBY*`).
+//!
+//! # Order
+//!
+//! Elements are ordered by `(score, member)`: score ascending (an `f64`, never
+//! NaN, `±inf` allowed), and members with the same score by `memcmp` byte
+//! order, a shorter member before any longer member it is a prefix of. This is
+//! `zslCompareWithNode`: the scores are compared with `<` and `>`, so `-0.0`
+//! and `0.0` count as the same score and the member decides.
+//!
+//! # Shape
+//!
+//! Every node has a random number of levels between 1 and
+//! [`ZSKIPLIST_MAXLEVEL`] (32): level 2 with probability [`ZSKIPLIST_P`]
+//! (1/4), level 3 with probability 1/16, and so on. Level `i` of a node holds
+//! a forward link to the next node that also has a level `i`, so level 0 is a
+//! plain sorted linked list and each level above skips about four times
+//! further. A search starts at the highest level of a header node (a sentinel
+//! with all 32 levels and no member) and drops a level whenever the next step
+//! would overshoot, which takes O(log N) steps on average. Each node also has
+//! a backward link (level 0 only) so the list can be walked tail to head, and
+//! the list remembers its tail.
+//!
+//! # Spans, and why they give rank
+//!
+//! Each forward link also records its *span*: how many level-0 steps it
+//! covers. A link to the very next node has span 1; a link that skips three
+//! nodes has span 4. A link to nothing (the end of that level) spans the
+//! number of nodes left after its node. So the spans along any one level,
+//! starting at the header, add up to the length of the list.
+//!
+//! While searching for an element we add up the spans of the links we
+//! follow; when we arrive, the sum is the number of nodes we have passed,
+//! which is the element's rank. The same walk in reverse -- follow a link
+//! only if the running sum stays at most `r` -- finds the element of rank
+//! `r`. Both take O(log N), and insert/delete keep the spans right at the
+//! same cost because they already visit the one node per level whose link
+//! crosses the changed position.
+//!
+//! # How this model differs from the C code
+//!
+//! * Nodes live in an arena (`Vec<Node>`) and link to each other by `u32`
+//!   index; freed slots go on a free list and are reused. Index 0 is the
+//!   header. There is no `unsafe`.
+//! * Redis 8.6 stores node metadata in the level-0 span and derives that span
+//!   (1, or 0 for the tail). Here every level, level 0 included, stores its
+//!   span, so the "spans sum to the length" rule holds on every level.
+//! * The public API counts ranks from 0; Redis's `zslGetRank` and
+//!   `zslGetElementByRank` count from 1 (the header's span to the first node).
+//! * The random level comes from a seedable `ChaCha8Rng` instead of libc
+//!   `random()`, so a run can be reproduced exactly.
+//! * The range deletions return the removed members, where Redis deletes them
+//!   from the dict itself.
+
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::cmp::Ordering;
+
+/// Most levels a node can have (`ZSKIPLIST_MAXLEVEL`; enough for 2^64 elements).
+pub const ZSKIPLIST_MAXLEVEL: usize = 32;
+
+/// Chance that a node gets one more level (`ZSKIPLIST_P`).
+pub const ZSKIPLIST_P: f64 = 0.25;
+
+/// Seed used by [`SkipList::new`], so default runs are reproducible.
+pub const DEFAULT_SEED: u64 = 0x5EED_2E15;
+
+/// Largest value of libc `random()` on Linux (`RAND_MAX`).
+const RAND_MAX: u32 = 0x7fff_ffff;
+
+/// `zslRandomLevel`'s `threshold = ZSKIPLIST_P * RAND_MAX`, truncated to an int.
+const LEVEL_THRESHOLD: u32 = (ZSKIPLIST_P * RAND_MAX as f64) as u32;
+
+/// Index of a node in the arena.
+type NodeId = u32;
+
+/// The header sentinel always sits in slot 0.
+const HEADER: NodeId = 0;
+
+/// One level of a node: where it points and how many nodes that link covers.
+#[derive(Clone, Copy, Debug)]
+struct Level {
+    /// Next node at this level; `None` is the end of the level (NULL in C).
+    forward: Option<NodeId>,
+    /// Level-0 steps from this node to `forward`, or to the end of the list.
+    span: usize,
+}
+
+const EMPTY_LEVEL: Level = Level {
+    forward: None,
+    span: 0,
+};
+
+#[derive(Clone, Debug)]
+struct Node {
+    score: f64,
+    member: Vec<u8>,
+    /// Previous node at level 0; `None` for the first node (C uses NULL
+    /// rather than the header here too).
+    backward: Option<NodeId>,
+    /// `levels.len()` is the node's level (32 for the header, 0 for a freed slot).
+    levels: Vec<Level>,
+}
+
+/// A score interval, as parsed from `ZRANGEBYSCORE min max` (`zrangespec`).
+/// `(1.5` in Redis syntax is `min: 1.5, minex: true`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScoreRange {
+    pub min: f64,
+    pub max: f64,
+    /// Exclude `min` itself.
+    pub minex: bool,
+    /// Exclude `max` itself.
+    pub maxex: bool,
+}
+
+impl ScoreRange {
+    /// `[min, max]`, both ends included.
+    pub fn inclusive(min: f64, max: f64) -> Self {
+        ScoreRange {
+            min,
+            max,
+            minex: false,
+            maxex: false,
+        }
+    }
+
+    /// `zslValueGteMin`: is `score` at or past the lower end?
+    pub fn gte_min(&self, score: f64) -> bool {
+        if self.minex {
+            score > self.min
+        } else {
+            score >= self.min
+        }
+    }
+
+    /// `zslValueLteMax`: is `score` at or before the upper end?
+    pub fn lte_max(&self, score: f64) -> bool {
+        if self.maxex {
+            score < self.max
+        } else {
+            score <= self.max
+        }
+    }
+
+    pub fn contains(&self, score: f64) -> bool {
+        self.gte_min(score) && self.lte_max(score)
+    }
+
+    /// True when no score can be in the range (the first test of `zslIsInRange`).
+    pub fn is_empty(&self) -> bool {
+        self.min > self.max || (self.min == self.max && (self.minex || self.maxex))
+    }
+}
+
+/// One end of a lex range: `-`, `+`, `[member` or `(member`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LexBound {
+    /// `-`: before every string.
+    NegInf,
+    /// `+`: after every string.
+    PosInf,
+    /// `[member`: this string included.
+    Inclusive(Vec<u8>),
+    /// `(member`: this string excluded.
+    Exclusive(Vec<u8>),
+}
+
+impl LexBound {
+    /// Key for comparing bounds with each other: `-` < any string < `+`.
+    fn key(&self) -> (u8, &[u8]) {
+        match self {
+            LexBound::NegInf => (0, &[]),
+            LexBound::Inclusive(s) | LexBound::Exclusive(s) => (1, s),
+            LexBound::PosInf => (2, &[]),
+        }
+    }
+
+    /// `-` and `+` count as exclusive, as in `zslParseLexRangeItem`.
+    fn is_exclusive(&self) -> bool {
+        !matches!(self, LexBound::Inclusive(_))
+    }
+
+    /// `sdscmplex(value, bound)`.
+    fn cmp_value(value: &[u8], bound: &LexBound) -> Ordering {
+        match bound {
+            LexBound::NegInf => Ordering::Greater,
+            LexBound::PosInf => Ordering::Less,
+            LexBound::Inclusive(s) | LexBound::Exclusive(s) => value.cmp(s.as_slice()),
+        }
+    }
+}
+
+/// A member interval, as parsed from `ZRANGEBYLEX min max` (`zlexrangespec`).
+/// It is only meaningful when all the scores are equal; checking that is the
+/// caller's job, as in Redis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LexRange {
+    pub min: LexBound,
+    pub max: LexBound,
+}
+
+impl LexRange {
+    /// `zslLexValueGteMin`.
+    pub fn gte_min(&self, member: &[u8]) -> bool {
+        let ord = LexBound::cmp_value(member, &self.min);
+        if self.min.is_exclusive() {
+            ord.is_gt()
+        } else {
+            ord.is_ge()
+        }
+    }
+
+    /// `zslLexValueLteMax`.
+    pub fn lte_max(&self, member: &[u8]) -> bool {
+        let ord = LexBound::cmp_value(member, &self.max);
+        if self.max.is_exclusive() {
+            ord.is_lt()
+        } else {
+            ord.is_le()
+        }
+    }
+
+    pub fn contains(&self, member: &[u8]) -> bool {
+        self.gte_min(member) && self.lte_max(member)
+    }
+
+    /// True when no string can be in the range (first test of `zslIsInLexRange`).
+    pub fn is_empty(&self) -> bool {
+        match self.min.key().cmp(&self.max.key()) {
+            Ordering::Greater => true,
+            Ordering::Equal => self.min.is_exclusive() || self.max.is_exclusive(),
+            Ordering::Less => false,
+        }
+    }
+}
+
+/// Where a top-down search stopped on each level (`update[]` and `rank[]` in C).
+struct Path {
+    /// Last node visited on each level: the one whose link crosses the target.
+    update: [NodeId; ZSKIPLIST_MAXLEVEL],
+    /// 1-based rank of `update[i]` (0 for the header).
+    rank: [usize; ZSKIPLIST_MAXLEVEL],
+}
+
+/// The Redis zset skiplist. See the module documentation.
+#[derive(Clone, Debug)]
+pub struct SkipList {
+    /// Arena; slot 0 is the header.
+    nodes: Vec<Node>,
+    /// Freed slots, reused by the next insert.
+    free: Vec<NodeId>,
+    tail: Option<NodeId>,
+    len: usize,
+    /// Levels in use: the highest level of any node, at least 1.
+    level: usize,
+    rng: ChaCha8Rng,
+}
+
+impl Default for SkipList {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SkipList {
+    /// An empty list whose random levels come from [`DEFAULT_SEED`].
+    pub fn new() -> Self {
+        Self::with_seed(DEFAULT_SEED)
+    }
+
+    /// An empty list with its own seed for the random levels (`zslCreate`).
+    pub fn with_seed(seed: u64) -> Self {
+        let header = Node {
+            score: 0.0,
+            member: Vec::new(),
+            backward: None,
+            levels: vec![EMPTY_LEVEL; ZSKIPLIST_MAXLEVEL],
+        };
+        SkipList {
+            nodes: vec![header],
+            free: Vec::new(),
+            tail: None,
+            len: 0,
+            level: 1,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Levels in use (`zsl->level`): the tallest node's level, at least 1.
+    pub fn level(&self) -> usize {
+        self.level
+    }
+
+    /// Add an element. The caller guarantees `member` is not already present
+    /// (Redis checks the dict first), and `score` must not be NaN.
+    pub fn insert(&mut self, score: f64, member: Vec<u8>) {
+        assert!(!score.is_nan(), "zset scores are never NaN");
+        let level = self.random_level();
+        let id = self.alloc(score, member, level);
+        self.link(id);
+    }
+
+    /// Remove the element `(score, member)`; false if it is not there.
+    pub fn delete(&mut self, score: f64, member: &[u8]) -> bool {
+        let Some((id, path)) = self.find(score, member) else {
+            return false;
+        };
+        self.unlink(id, &path.update);
+        self.release(id);
+        true
+    }
+
+    /// Change the score of `member` from `cur_score` to `new_score`
+    /// (`zslUpdateScore`). If the node would stay where it is, only the score
+    /// changes; otherwise the same node (same level) is unlinked and linked
+    /// again. Returns false, changing nothing, if the element is not there.
+    pub fn update_score(&mut self, cur_score: f64, member: &[u8], new_score: f64) -> bool {
+        assert!(!new_score.is_nan(), "zset scores are never NaN");
+        let Some((id, path)) = self.find(cur_score, member) else {
+            return false;
+        };
+        // Like Redis, the fast path compares scores only: an equal neighbour
+        // score sends us down the slow path even if the member order would
+        // have kept the node in place.
+        let node = &self.nodes[id as usize];
+        let prev_ok = node
+            .backward
+            .is_none_or(|b| self.nodes[b as usize].score < new_score);
+        let next_ok = node.levels[0]
+            .forward
+            .is_none_or(|f| self.nodes[f as usize].score > new_score);
+        if prev_ok && next_ok {
+            self.nodes[id as usize].score = new_score;
+            return true;
+        }
+        self.unlink(id, &path.update);
+        self.nodes[id as usize].score = new_score;
+        self.link(id);
+        true
+    }
+
+    /// 0-based rank of `(score, member)` (`zslGetRank` minus one).
+    pub fn rank(&self, score: f64, member: &[u8]) -> Option<usize> {
+        // Walk while the next node is <= the target: we stop *on* it.
+        let path = self.descend(|_, n| Self::compare(score, member, n).is_ge());
+        let x = path.update[0];
+        let found = x != HEADER && Self::compare(score, member, self.node(x)).is_eq();
+        found.then(|| path.rank[0] - 1)
+    }
+
+    /// Element at 0-based `rank` (`zslGetElementByRank(rank + 1)`).
+    pub fn get_by_rank(&self, rank: usize) -> Option<(f64, &[u8])> {
+        let id = self.id_by_rank(rank)?;
+        let n = self.node(id);
+        Some((n.score, &n.member))
+    }
+
+    /// All elements, lowest first.
+    pub fn iter(&self) -> Iter<'_> {
+        self.iter_from_rank(0)
+    }
+
+    /// Elements from 0-based `rank` towards the tail. O(log N) to find the
+    /// start, then O(1) per element along the level-0 links.
+    pub fn iter_from_rank(&self, rank: usize) -> Iter<'_> {
+        Iter {
+            list: self,
+            cur: self.id_by_rank(rank),
+            reverse: false,
+            remaining: self.len.saturating_sub(rank),
+        }
+    }
+
+    /// Elements from 0-based `rank` (counted from the head) back towards
+    /// rank 0, along the backward links. This is how `ZREVRANGE` walks.
+    pub fn rev_iter_from_rank(&self, rank: usize) -> Iter<'_> {
+        let cur = self.id_by_rank(rank);
+        Iter {
+            list: self,
+            cur,
+            reverse: true,
+            remaining: if cur.is_some() { rank + 1 } else { 0 },
+        }
+    }
+
+    /// 0-based rank of the first element whose score is in `range`
+    /// (`zslNthInRange(range, 0)`).
+    pub fn first_in_score_range(&self, range: &ScoreRange) -> Option<usize> {
+        if !self.may_intersect(|s| range.gte_min(s), |s| range.lte_max(s), range.is_empty()) {
+            return None;
+        }
+        self.first_matching(|n| range.gte_min(n.score), |n| range.lte_max(n.score))
+    }
+
+    /// 0-based rank of the last element whose score is in `range`
+    /// (`zslNthInRange(range, -1)`). `ZCOUNT` is `last - first + 1`.
+    pub fn last_in_score_range(&self, range: &ScoreRange) -> Option<usize> {
+        if !self.may_intersect(|s| range.gte_min(s), |s| range.lte_max(s), range.is_empty()) {
+            return None;
+        }
+        self.last_matching(|n| range.lte_max(n.score), |n| range.gte_min(n.score))
+    }
+
+    /// 0-based rank of the first member in `range` (`zslNthInLexRange(range, 0)`).
+    /// Only meaningful when all scores are equal.
+    pub fn first_in_lex_range(&self, range: &LexRange) -> Option<usize> {
+        if !self.lex_may_intersect(range) {
+            return None;
+        }
+        self.first_matching(|n| range.gte_min(&n.member), |n| range.lte_max(&n.member))
+    }
+
+    /// 0-based rank of the last member in `range` (`zslNthInLexRange(range, -1)`).
+    pub fn last_in_lex_range(&self, range: &LexRange) -> Option<usize> {
+        if !self.lex_may_intersect(range) {
+            return None;
+        }
+        self.last_matching(|n| range.lte_max(&n.member), |n| range.gte_min(&n.member))
+    }
+
+    /// Remove the elements of 0-based ranks `start..=end`
+    /// (`zslDeleteRangeByRank`, which is 1-based) and return their members
+    /// in order. An `end` past the tail is clipped.
+    pub fn delete_range_by_rank(&mut self, start: usize, end: usize) -> Vec<Vec<u8>> {
+        if start > end || start >= self.len {
+            return Vec::new();
+        }
+        // Stop before the node of 0-based rank `start` (1-based `start + 1`).
+        let path = self.descend(|next_rank, _| next_rank <= start);
+        let count = end.min(self.len - 1) - start + 1;
+        self.delete_run(&path, |i, _| i < count)
+    }
+
+    /// Remove the elements whose score is in `range` (`zslDeleteRangeByScore`).
+    pub fn delete_range_by_score(&mut self, range: &ScoreRange) -> Vec<Vec<u8>> {
+        let path = self.descend(|_, n| !range.gte_min(n.score));
+        self.delete_run(&path, |_, n| range.lte_max(n.score))
+    }
+
+    /// Remove the members in `range` (`zslDeleteRangeByLex`).
+    pub fn delete_range_by_lex(&mut self, range: &LexRange) -> Vec<Vec<u8>> {
+        let path = self.descend(|_, n| !range.gte_min(&n.member));
+        self.delete_run(&path, |_, n| range.lte_max(&n.member))
+    }
+
+    /// Level of every element, head to tail: the real shape, for drawing.
+    pub fn node_levels(&self) -> Vec<usize> {
+        self.ids().map(|id| self.node(id).levels.len()).collect()
+    }
+
+    /// The header's span on each level in use, bottom first. With
+    /// [`node_levels`](Self::node_levels) this is enough to draw the list.
+    pub fn header_spans(&self) -> Vec<usize> {
+        let header = self.node(HEADER);
+        header.levels[..self.level].iter().map(|l| l.span).collect()
+    }
+
+    /// Bytes the arena has allocated: the node slots, every node's level
+    /// array and member buffer (by capacity), and the free list. The RNG and
+    /// the struct itself are not counted.
+    pub fn heap_bytes(&self) -> usize {
+        let slots = self.nodes.capacity() * std::mem::size_of::<Node>();
+        let per_node: usize = self
+            .nodes
+            .iter()
+            .map(|n| n.levels.capacity() * std::mem::size_of::<Level>() + n.member.capacity())
+            .sum();
+        let free = self.free.capacity() * std::mem::size_of::<NodeId>();
+        slots + per_node + free
+    }
+
+    // ----- internals ---------------------------------------------------
+
+    fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id as usize]
+    }
+
+    /// `zslCompareWithNode` for a real node: how `(score, member)` sorts
+    /// against it. `<`/`>` rather than `total_cmp`, so -0.0 == 0.0 as in C.
+    fn compare(score: f64, member: &[u8], n: &Node) -> Ordering {
+        if score < n.score {
+            Ordering::Less
+        } else if score > n.score {
+            Ordering::Greater
+        } else {
+            // Slice order is memcmp then length: "ab" < "abc" < "b".
+            member.cmp(n.member.as_slice())
+        }
+    }
+
+    /// `zslRandomLevel`: keep adding a level while a 31-bit draw (like
+    /// `random()`) is below P * RAND_MAX, up to the maximum.
+    fn random_level(&mut self) -> usize {
+        let mut level = 1;
+        while level < ZSKIPLIST_MAXLEVEL && (self.rng.next_u32() >> 1) < LEVEL_THRESHOLD {
+            level += 1;
+        }
+        level
+    }
+
+    /// Put a new unlinked node in a free slot, or at the end of the arena.
+    fn alloc(&mut self, score: f64, member: Vec<u8>, level: usize) -> NodeId {
+        let node = Node {
+            score,
+            member,
+            backward: None,
+            levels: vec![EMPTY_LEVEL; level],
+        };
+        match self.free.pop() {
+            Some(id) => {
+                self.nodes[id as usize] = node;
+                id
+            }
+            None => {
+                let id = NodeId::try_from(self.nodes.len()).expect("skiplist arena full");
+                self.nodes.push(node);
+                id
+            }
+        }
+    }
+
+    /// Free an unlinked node's slot and hand back its member.
+    fn release(&mut self, id: NodeId) -> Vec<u8> {
+        let node = &mut self.nodes[id as usize];
+        node.levels = Vec::new();
+        self.free.push(id);
+        std::mem::take(&mut node.member)
+    }
+
+    /// The top-down walk shared by every operation. On each level, from the
+    /// highest in use down to 0, follow forward links while `advance(rank
+    /// of the next node, next node)` holds, and record where it stopped.
+    /// `advance` must hold for a prefix of the list and then fail.
+    fn descend(&self, mut advance: impl FnMut(usize, &Node) -> bool) -> Path {
+        let mut path = Path {
+            update: [HEADER; ZSKIPLIST_MAXLEVEL],
+            rank: [0; ZSKIPLIST_MAXLEVEL],
+        };
+        let (mut x, mut rank) = (HEADER, 0);
+        for i in (0..self.level).rev() {
+            let mut link = self.node(x).levels[i];
+            while let Some(next) = link.forward {
+                if !advance(rank + link.span, self.node(next)) {
+                    break;
+                }
+                rank += link.span;
+                x = next;
+                link = self.node(x).levels[i];
+            }
+            path.update[i] = x;
+            path.rank[i] = rank;
+        }
+        path
+    }
+
+    /// Locate `(score, member)`: its node and the path to just before it.
+    fn find(&self, score: f64, member: &[u8]) -> Option<(NodeId, Path)> {
+        let path = self.descend(|_, n| Self::compare(score, member, n).is_gt());
+        let id = self.node(path.update[0]).levels[0].forward?;
+        Self::compare(score, member, self.node(id))
+            .is_eq()
+            .then_some((id, path))
+    }
+
+    /// Node at 0-based `rank` (walk while the running span stays <= rank+1).
+    fn id_by_rank(&self, rank: usize) -> Option<NodeId> {
+        if rank >= self.len {
+            return None;
+        }
+        let path = self.descend(|next_rank, _| next_rank <= rank + 1);
+        debug_assert_eq!(path.rank[0], rank + 1);
+        Some(path.update[0])
+    }
+
+    /// `zslInsertNode`: link an allocated node (its level already chosen)
+    /// into place, fixing spans, the backward link and the tail.
+    fn link(&mut self, id: NodeId) {
+        let node = self.node(id);
+        let (score, level) = (node.score, node.levels.len());
+        let Path {
+            mut update,
+            mut rank,
+        } = self.descend(|_, n| Self::compare(score, &node.member, n).is_gt());
+
+        if level > self.level {
+            // New levels start at the header, whose link to "nothing"
+            // covers the whole list.
+            for i in self.level..level {
+                update[i] = HEADER;
+                rank[i] = 0;
+                self.nodes[HEADER as usize].levels[i].span = self.len;
+            }
+            self.level = level;
+        }
+
+        for i in 0..level {
+            // update[i] is rank[0] - rank[i] nodes before the insert point;
+            // its old link is split in two around the new node.
+            let before = rank[0] - rank[i];
+            let old = self.nodes[update[i] as usize].levels[i];
+            self.nodes[id as usize].levels[i] = Level {
+                forward: old.forward,
+                span: old.span - before,
+            };
+            self.nodes[update[i] as usize].levels[i] = Level {
+                forward: Some(id),
+                span: before + 1,
+            };
+        }
+        // Higher links jump over the new node: one more step each.
+        for (i, &u) in update.iter().enumerate().take(self.level).skip(level) {
+            self.nodes[u as usize].levels[i].span += 1;
+        }
+
+        let prev = (update[0] != HEADER).then_some(update[0]);
+        self.nodes[id as usize].backward = prev;
+        match self.node(id).levels[0].forward {
+            Some(next) => self.nodes[next as usize].backward = Some(id),
+            None => self.tail = Some(id),
+        }
+        self.len += 1;
+    }
+
+    /// `zslUnlinkNode`: take node `id` out of every level, given the nodes
+    /// just before it on each level. The slot is not freed.
+    fn unlink(&mut self, id: NodeId, update: &[NodeId; ZSKIPLIST_MAXLEVEL]) {
+        for (i, &u) in update.iter().enumerate().take(self.level) {
+            let gone = self.nodes[id as usize].levels.get(i).copied();
+            let link = &mut self.nodes[u as usize].levels[i];
+            match gone {
+                // u pointed at the node: take over its link (and span).
+                Some(g) if link.forward == Some(id) => {
+                    link.span = link.span + g.span - 1;
+                    link.forward = g.forward;
+                }
+                // u jumps over the node: the jump is one step shorter.
+                _ => link.span -= 1,
+            }
+        }
+
+        let (prev, next) = {
+            let n = self.node(id);
+            (n.backward, n.levels[0].forward)
+        };
+        match next {
+            Some(next) => self.nodes[next as usize].backward = prev,
+            None => self.tail = prev,
+        }
+        // Drop levels nobody uses any more.
+        let header = &mut self.nodes[HEADER as usize];
+        while self.level > 1 && header.levels[self.level - 1].forward.is_none() {
+            header.levels[self.level - 1].span = 0;
+            self.level -= 1;
+        }
+        self.len -= 1;
+    }
+
+    /// Delete consecutive nodes after `path.update[0]` while `keep_going(i,
+    /// node)` holds (i counts deleted nodes). The update path stays valid
+    /// because every deleted node comes after it.
+    fn delete_run(
+        &mut self,
+        path: &Path,
+        mut keep_going: impl FnMut(usize, &Node) -> bool,
+    ) -> Vec<Vec<u8>> {
+        let mut removed = Vec::new();
+        let mut cur = self.node(path.update[0]).levels[0].forward;
+        while let Some(id) = cur {
+            if !keep_going(removed.len(), self.node(id)) {
+                break;
+            }
+            cur = self.node(id).levels[0].forward;
+            self.unlink(id, &path.update);
+            removed.push(self.release(id));
+        }
+        removed
+    }
+
+    /// `zslIsInRange`/`zslIsInLexRange` on scores: a cheap early "no" from
+    /// the range itself and the first and last elements.
+    fn may_intersect(
+        &self,
+        gte_min: impl Fn(f64) -> bool,
+        lte_max: impl Fn(f64) -> bool,
+        range_empty: bool,
+    ) -> bool {
+        let (Some(first), Some(last)) = (self.node(HEADER).levels[0].forward, self.tail) else {
+            return false;
+        };
+        !range_empty && gte_min(self.node(last).score) && lte_max(self.node(first).score)
+    }
+
+    fn lex_may_intersect(&self, range: &LexRange) -> bool {
+        let (Some(first), Some(last)) = (self.node(HEADER).levels[0].forward, self.tail) else {
+            return false;
+        };
+        !range.is_empty()
+            && range.gte_min(&self.node(last).member)
+            && range.lte_max(&self.node(first).member)
+    }
+
+    /// Rank of the first node with `gte_min`, if it also has `lte_max`.
+    fn first_matching(
+        &self,
+        gte_min: impl Fn(&Node) -> bool,
+        lte_max: impl Fn(&Node) -> bool,
+    ) -> Option<usize> {
+        // Skip everything below the range; the next node is the candidate.
+        let path = self.descend(|_, n| !gte_min(n));
+        let id = self.node(path.update[0]).levels[0].forward?;
+        lte_max(self.node(id)).then_some(path.rank[0])
+    }
+
+    /// Rank of the last node with `lte_max`, if it also has `gte_min`.
+    fn last_matching(
+        &self,
+        lte_max: impl Fn(&Node) -> bool,
+        gte_min: impl Fn(&Node) -> bool,
+    ) -> Option<usize> {
+        // Walk through everything not above the range and stop on the last.
+        let path = self.descend(|_, n| lte_max(n));
+        let id = path.update[0];
+        (id != HEADER && gte_min(self.node(id))).then(|| path.rank[0] - 1)
+    }
+
+    /// Element ids, head to tail.
+    fn ids(&self) -> impl Iterator<Item = NodeId> + '_ {
+        std::iter::successors(self.node(HEADER).levels[0].forward, |&id| {
+            self.node(id).levels[0].forward
+        })
+    }
+
+    /// Check every structural invariant; panics with a message if one fails.
+    #[cfg(test)]
+    pub fn check_invariants(&self) {
+        let ids: Vec<NodeId> = self.ids().collect();
+        assert_eq!(ids.len(), self.len, "level-0 chain length");
+        assert_eq!(self.tail, ids.last().copied(), "tail");
+        for (k, &id) in ids.iter().enumerate() {
+            let want = if k == 0 { None } else { Some(ids[k - 1]) };
+            assert_eq!(self.node(id).backward, want, "backward link of rank {k}");
+            if k > 0 {
+                let (a, b) = (self.node(ids[k - 1]), self.node(id));
+                assert!(Self::compare(a.score, &a.member, b).is_lt(), "order at {k}");
+            }
+        }
+        let top = self.node_levels().into_iter().max().unwrap_or(1);
+        assert_eq!(self.level, top, "list level is the tallest node's");
+        for i in 0..ZSKIPLIST_MAXLEVEL {
+            self.check_level(i, &ids);
+        }
+    }
+
+    /// Walk level `i`: spans must match rank differences and sum to len.
+    #[cfg(test)]
+    fn check_level(&self, i: usize, ids: &[NodeId]) {
+        let rank_of = |id: NodeId| ids.iter().position(|&x| x == id).unwrap() + 1;
+        let (mut x, mut rank, mut sum) = (HEADER, 0, 0);
+        loop {
+            let link = self.node(x).levels[i];
+            sum += link.span;
+            match link.forward {
+                Some(next) => {
+                    assert!(i < self.level, "link above list level");
+                    assert_eq!(link.span, rank_of(next) - rank, "span at level {i}");
+                    (x, rank) = (next, rank_of(next));
+                }
+                None => break,
+            }
+        }
+        let want = if i < self.level { self.len } else { 0 };
+        assert_eq!(sum, want, "spans on level {i} sum to len");
+    }
+}
+
+/// Walks the list in either direction; see [`SkipList::iter_from_rank`] and
+/// [`SkipList::rev_iter_from_rank`].
+#[derive(Clone, Debug)]
+pub struct Iter<'a> {
+    list: &'a SkipList,
+    cur: Option<NodeId>,
+    reverse: bool,
+    remaining: usize,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (f64, &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let node = self.list.node(self.cur?);
+        self.cur = if self.reverse {
+            node.backward
+        } else {
+            node.levels[0].forward
+        };
+        self.remaining -= 1;
+        Some((node.score, node.member.as_slice()))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::Rng;
+
+    /// Sorted (score, member) pairs: the obviously-correct model.
+    type Model = Vec<(f64, Vec<u8>)>;
+
+    fn model_cmp(a: &(f64, Vec<u8>), b: &(f64, Vec<u8>)) -> Ordering {
+        a.0.partial_cmp(&b.0).unwrap().then_with(|| a.1.cmp(&b.1))
+    }
+
+    fn model_insert(model: &mut Model, score: f64, member: &[u8]) {
+        let item = (score, member.to_vec());
+        let at = model.partition_point(|x| model_cmp(x, &item).is_lt());
+        model.insert(at, item);
+    }
+
+    fn model_pos(model: &Model, member: &[u8]) -> Option<usize> {
+        model.iter().position(|(_, m)| m == member)
+    }
+
+    fn contents(sl: &SkipList) -> Model {
+        sl.iter().map(|(s, m)| (s, m.to_vec())).collect()
+    }
+
+    fn assert_same(sl: &SkipList, model: &Model) {
+        sl.check_invariants();
+        assert_eq!(&contents(sl), model);
+        let rev: Model = match sl.len() {
+            0 => Vec::new(),
+            n => sl
+                .rev_iter_from_rank(n - 1)
+                .map(|(s, m)| (s, m.to_vec()))
+                .collect(),
+        };
+        assert!(rev.iter().eq(model.iter().rev()));
+    }
+
+    const SCORES: [f64; 12] = [
+        f64::NEG_INFINITY,
+        -2.5,
+        -1.0,
+        -0.0,
+        0.0,
+        1.0,
+        1.5,
+        2.0,
+        3.0,
+        7.0,
+        100.0,
+        f64::INFINITY,
+    ];
+
+    fn random_score(rng: &mut ChaCha8Rng) -> f64 {
+        SCORES[rng.gen_range(0..SCORES.len())]
+    }
+
+    /// Short members over a tiny alphabet, so prefixes, ties, empty and
+    /// non-UTF-8 members all happen often.
+    fn random_member(rng: &mut ChaCha8Rng) -> Vec<u8> {
+        const ALPHABET: [u8; 5] = [b'a', b'b', b'c', 0x00, 0xff];
+        let len = rng.gen_range(0..5);
+        (0..len)
+            .map(|_| ALPHABET[rng.gen_range(0..ALPHABET.len())])
+            .collect()
+    }
+
+    fn random_score_range(rng: &mut ChaCha8Rng) -> ScoreRange {
+        ScoreRange {
+            min: random_score(rng),
+            max: random_score(rng),
+            minex: rng.gen(),
+            maxex: rng.gen(),
+        }
+    }
+
+    fn random_lex_bound(rng: &mut ChaCha8Rng) -> LexBound {
+        match rng.gen_range(0..10) {
+            0 => LexBound::NegInf,
+            1 => LexBound::PosInf,
+            2..=5 => LexBound::Inclusive(random_member(rng)),
+            _ => LexBound::Exclusive(random_member(rng)),
+        }
+    }
+
+    /// Expected (first, last) ranks of the model elements matching `pred`.
+    fn model_bounds(
+        model: &Model,
+        pred: impl Fn(&(f64, Vec<u8>)) -> bool,
+    ) -> (Option<usize>, Option<usize>) {
+        (model.iter().position(&pred), model.iter().rposition(&pred))
+    }
+
+    fn check_score_range(sl: &SkipList, model: &Model, r: &ScoreRange) {
+        let (first, last) = model_bounds(model, |(s, _)| r.contains(*s));
+        assert_eq!(sl.first_in_score_range(r), first, "first in {r:?}");
+        assert_eq!(sl.last_in_score_range(r), last, "last in {r:?}");
+    }
+
+    fn check_lex_range(sl: &SkipList, model: &Model, r: &LexRange) {
+        let (first, last) = model_bounds(model, |(_, m)| r.contains(m));
+        assert_eq!(sl.first_in_lex_range(r), first, "first in {r:?}");
+        assert_eq!(sl.last_in_lex_range(r), last, "last in {r:?}");
+    }
+
+    fn check_rank_lookups(sl: &SkipList, model: &Model, rng: &mut ChaCha8Rng) {
+        let k = rng.gen_range(0..=model.len());
+        match model.get(k) {
+            Some((s, m)) => {
+                assert_eq!(sl.rank(*s, m), Some(k));
+                assert_eq!(sl.get_by_rank(k), Some((*s, m.as_slice())));
+                assert!(sl
+                    .iter_from_rank(k)
+                    .eq(model[k..].iter().map(|(s, m)| (*s, m.as_slice()))));
+                let back = model[..=k].iter().rev().map(|(s, m)| (*s, m.as_slice()));
+                assert!(sl.rev_iter_from_rank(k).eq(back));
+            }
+            None => {
+                assert_eq!(sl.get_by_rank(k), None);
+                assert_eq!(sl.iter_from_rank(k).count(), 0);
+                assert_eq!(sl.rev_iter_from_rank(k).count(), 0);
+            }
+        }
+        // A member at the wrong score, or a missing member, has no rank.
+        let m = random_member(rng);
+        let s = random_score(rng);
+        let want = model.iter().position(|(ms, mm)| *ms == s && *mm == m);
+        assert_eq!(sl.rank(s, &m), want);
+    }
+
+    /// One random operation on both the skiplist and the model (mixed scores).
+    fn score_step(sl: &mut SkipList, model: &mut Model, rng: &mut ChaCha8Rng) {
+        match rng.gen_range(0..100) {
+            0..=44 => {
+                let m = random_member(rng);
+                if model_pos(model, &m).is_none() {
+                    let s = random_score(rng);
+                    sl.insert(s, m.clone());
+                    model_insert(model, s, &m);
+                }
+            }
+            45..=59 => {
+                let m = random_member(rng);
+                let pos = model_pos(model, &m);
+                let s = pos.map_or_else(|| random_score(rng), |p| model[p].0);
+                assert_eq!(sl.delete(s, &m), pos.is_some());
+                if let Some(p) = pos {
+                    model.remove(p);
+                }
+            }
+            60..=74 => {
+                let m = random_member(rng);
+                if let Some(p) = model_pos(model, &m) {
+                    let (old, new) = (model[p].0, random_score(rng));
+                    assert!(sl.update_score(old, &m, new));
+                    model.remove(p);
+                    model_insert(model, new, &m);
+                } else {
+                    assert!(!sl.update_score(1.0, &m, 2.0));
+                }
+            }
+            75..=95 => {
+                check_rank_lookups(sl, model, rng);
+                check_score_range(sl, model, &random_score_range(rng));
+            }
+            96..=97 => {
+                let r = random_score_range(rng);
+                let gone: Vec<Vec<u8>> = model
+                    .iter()
+                    .filter(|(s, _)| r.contains(*s))
+                    .map(|(_, m)| m.clone())
+                    .collect();
+                model.retain(|(s, _)| !r.contains(*s));
+                assert_eq!(sl.delete_range_by_score(&r), gone);
+            }
+            _ => {
+                // Short runs, sometimes reversed or past the tail.
+                let start = rng.gen_range(0..model.len() + 2);
+                let end = start + rng.gen_range(0..8) - 2;
+                let gone: Vec<Vec<u8>> = if start <= end && start < model.len() {
+                    let end = end.min(model.len() - 1);
+                    model.drain(start..=end).map(|(_, m)| m).collect()
+                } else {
+                    Vec::new()
+                };
+                assert_eq!(sl.delete_range_by_rank(start, end), gone);
+            }
+        }
+    }
+
+    #[test]
+    fn random_ops_match_sorted_vec_model() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut sl = SkipList::with_seed(42);
+        let mut model = Model::new();
+        for op in 0..4000 {
+            score_step(&mut sl, &mut model, &mut rng);
+            if op % 50 == 0 {
+                assert_same(&sl, &model);
+            }
+        }
+        assert_same(&sl, &model);
+    }
+
+    /// One random operation with every score equal, so lex ranges apply.
+    fn lex_step(sl: &mut SkipList, model: &mut Model, rng: &mut ChaCha8Rng) {
+        let r = LexRange {
+            min: random_lex_bound(rng),
+            max: random_lex_bound(rng),
+        };
+        match rng.gen_range(0..100) {
+            0..=59 => {
+                let m = random_member(rng);
+                if model_pos(model, &m).is_none() {
+                    sl.insert(0.0, m.clone());
+                    model_insert(model, 0.0, &m);
+                }
+            }
+            60..=96 => check_lex_range(sl, model, &r),
+            _ => {
+                let gone: Vec<Vec<u8>> = model
+                    .iter()
+                    .filter(|(_, m)| r.contains(m))
+                    .map(|(_, m)| m.clone())
+                    .collect();
+                model.retain(|(_, m)| !r.contains(m));
+                assert_eq!(sl.delete_range_by_lex(&r), gone);
+            }
+        }
+    }
+
+    #[test]
+    fn random_lex_ops_match_model() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let mut sl = SkipList::with_seed(3);
+        let mut model = Model::new();
+        for op in 0..3000 {
+            lex_step(&mut sl, &mut model, &mut rng);
+            if op % 50 == 0 {
+                assert_same(&sl, &model);
+            }
+        }
+        assert_same(&sl, &model);
+    }
+
+    #[test]
+    fn spans_sum_to_len_on_every_level() {
+        let mut sl = SkipList::new();
+        for i in 0..2000u32 {
+            sl.insert(f64::from(i % 97), i.to_be_bytes().to_vec());
+        }
+        for i in (0..2000u32).step_by(3) {
+            assert!(sl.delete(f64::from(i % 97), &i.to_be_bytes()));
+        }
+        sl.check_invariants();
+        assert!(sl.level() > 3, "2000 nodes should reach a few levels");
+        // The header's span on every level in use counts the nodes it skips
+        // to reach that level's first node; following spans adds up to len.
+        for i in 0..sl.level() {
+            let (mut x, mut sum) = (HEADER, 0);
+            loop {
+                let link = sl.node(x).levels[i];
+                sum += link.span;
+                match link.forward {
+                    Some(next) => x = next,
+                    None => break,
+                }
+            }
+            assert_eq!(sum, sl.len(), "level {i}");
+        }
+        assert_eq!(sl.header_spans().len(), sl.level());
+    }
+
+    #[test]
+    fn ties_order_by_member_bytes() {
+        let mut sl = SkipList::new();
+        for m in ["zed", "amy", "Bob"] {
+            sl.insert(100.0, m.as_bytes().to_vec());
+        }
+        sl.insert(90.0, b"kim".to_vec());
+        let order: Vec<&[u8]> = sl.iter().map(|(_, m)| m).collect();
+        assert_eq!(order, [&b"kim"[..], b"Bob", b"amy", b"zed"]);
+        assert_eq!(sl.rank(100.0, b"amy"), Some(2));
+        let rev: Vec<&[u8]> = sl.rev_iter_from_rank(3).map(|(_, m)| m).collect();
+        assert_eq!(rev, [&b"zed"[..], b"amy", b"Bob", b"kim"]);
+    }
+
+    #[test]
+    fn prefix_sorts_first_and_negative_zero_ties() {
+        let mut sl = SkipList::new();
+        sl.insert(0.0, b"ab".to_vec());
+        sl.insert(-0.0, b"a".to_vec());
+        sl.insert(0.0, b"abc".to_vec());
+        let order: Vec<&[u8]> = sl.iter().map(|(_, m)| m).collect();
+        assert_eq!(order, [&b"a"[..], b"ab", b"abc"]);
+        // -0.0 and 0.0 are the same score to the skiplist, as in C.
+        assert_eq!(sl.rank(0.0, b"a"), Some(0));
+    }
+
+    #[test]
+    fn update_score_in_place_keeps_node_and_level() {
+        let mut sl = SkipList::with_seed(1);
+        for (s, m) in [(1.0, "a"), (2.0, "b"), (3.0, "c")] {
+            sl.insert(s, m.as_bytes().to_vec());
+        }
+        let levels = sl.node_levels();
+        assert!(sl.update_score(2.0, b"b", 2.5));
+        assert_eq!(sl.get_by_rank(1), Some((2.5, &b"b"[..])));
+        assert!(sl.update_score(2.5, b"b", 10.0));
+        assert_eq!(sl.rank(10.0, b"b"), Some(2));
+        // The moved node keeps its level: the multiset of levels is unchanged.
+        let (mut before, mut after) = (levels, sl.node_levels());
+        before.sort_unstable();
+        after.sort_unstable();
+        assert_eq!(before, after);
+        sl.check_invariants();
+    }
+
+    #[test]
+    fn count_is_last_minus_first_plus_one() {
+        let mut sl = SkipList::new();
+        for i in 0..100u8 {
+            sl.insert(f64::from(i), vec![i]);
+        }
+        let r = ScoreRange {
+            min: 10.0,
+            max: 20.0,
+            minex: true,
+            maxex: false,
+        };
+        let (first, last) = (sl.first_in_score_range(&r), sl.last_in_score_range(&r));
+        assert_eq!((first, last), (Some(11), Some(20)));
+        assert_eq!(last.unwrap() - first.unwrap() + 1, 10);
+        let everything = ScoreRange::inclusive(f64::NEG_INFINITY, f64::INFINITY);
+        assert_eq!(sl.last_in_score_range(&everything), Some(99));
+        assert_eq!(
+            sl.first_in_score_range(&ScoreRange::inclusive(5.0, 4.0)),
+            None
+        );
+    }
+
+    #[test]
+    fn free_slots_are_reused() {
+        let mut sl = SkipList::new();
+        for i in 0..100u8 {
+            sl.insert(f64::from(i), vec![i]);
+        }
+        let slots = sl.nodes.len();
+        assert_eq!(sl.delete_range_by_rank(0, 49).len(), 50);
+        for i in 0..50u8 {
+            sl.insert(-f64::from(i), vec![i, i]);
+        }
+        assert_eq!(sl.nodes.len(), slots);
+        assert!(sl.heap_bytes() > 100 * std::mem::size_of::<Node>());
+        sl.check_invariants();
+    }
+
+    #[test]
+    fn random_level_is_geometric_and_seeded() {
+        let mut a = SkipList::with_seed(9);
+        let mut b = SkipList::with_seed(9);
+        let la: Vec<usize> = (0..10_000).map(|_| a.random_level()).collect();
+        let lb: Vec<usize> = (0..10_000).map(|_| b.random_level()).collect();
+        assert_eq!(la, lb);
+        let ones = la.iter().filter(|&&l| l == 1).count();
+        // P(level == 1) = 3/4.
+        assert!((7200..7800).contains(&ones), "{ones}");
+        assert!(la.iter().all(|&l| (1..=ZSKIPLIST_MAXLEVEL).contains(&l)));
+    }
+}

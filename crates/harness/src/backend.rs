@@ -1,0 +1,276 @@
+//! The clients a lab talks through.
+//!
+//! [`Kv`] is one `redis` client type for both the core (through its RESP listener)
+//! and a real Redis, so a lab's steps are written once. [`Pg`] is a PostgreSQL
+//! client confined to a schema of its own.
+//!
+//! On a server the harness did not start (`--redis-url`, `--pg-url`) nothing that
+//! was there is touched: keys live under a prefix that must be unused when the lab
+//! starts and is deleted when it ends; tables live in a schema that must not exist
+//! yet and is dropped at the end.
+
+use redis::Value;
+
+/// A Redis-protocol backend: `core` or `redis`.
+pub struct Kv {
+    pub name: &'static str,
+    pub version: String,
+    url: String,
+    prefix: String,
+    conn: redis::Connection,
+}
+
+impl Kv {
+    /// Connects to `url`. `prefix` is put in front of every key the lab names
+    /// (empty on a server the harness started for this run).
+    pub fn connect(name: &'static str, url: &str, prefix: &str) -> Result<Kv, String> {
+        let client = redis::Client::open(url).map_err(|e| format!("{name}: bad url {url}: {e}"))?;
+        let mut conn = client
+            .get_connection()
+            .map_err(|e| format!("{name}: cannot connect to {url}: {e}"))?;
+        let info: String = redis::cmd("INFO")
+            .arg("server")
+            .query(&mut conn)
+            .map_err(|e| format!("{name}: INFO failed: {}", error_text(&e)))?;
+        let field = if name == "core" {
+            "redislab_core_version:"
+        } else {
+            "redis_version:"
+        };
+        let version = info
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .unwrap_or("unknown")
+            .trim()
+            .to_string();
+        let mut kv = Kv {
+            name,
+            version,
+            url: url.to_string(),
+            prefix: prefix.to_string(),
+            conn,
+        };
+        if !kv.prefix.is_empty() {
+            let existing = kv.prefixed_keys()?;
+            if !existing.is_empty() {
+                return Err(format!(
+                    "{name}: {} key(s) already exist under the lab's prefix '{}' on {url} (e.g. '{}'); the lab will not touch them. Delete them or use another server.",
+                    existing.len(),
+                    kv.prefix,
+                    existing[0]
+                ));
+            }
+        }
+        Ok(kv)
+    }
+
+    /// The key a lab calls `name`, with this backend's prefix.
+    pub fn key(&self, name: &str) -> String {
+        format!("{}{name}", self.prefix)
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// A new, separate connection to the same server (for concurrent workers).
+    pub fn new_connection(&self) -> Result<redis::Connection, String> {
+        redis::Client::open(self.url.as_str())
+            .and_then(|c| c.get_connection())
+            .map_err(|e| format!("{}: cannot connect: {e}", self.name))
+    }
+
+    pub fn conn(&mut self) -> &mut redis::Connection {
+        &mut self.conn
+    }
+
+    /// Sends one command; a server error comes back as its own text.
+    pub fn cmd(&mut self, args: &[&str]) -> Result<Value, String> {
+        let mut cmd = redis::cmd(args[0]);
+        for a in &args[1..] {
+            cmd.arg(*a);
+        }
+        cmd.query::<Value>(&mut self.conn)
+            .map_err(|e| error_text(&e))
+    }
+
+    /// Sends one command and renders its reply as a table cell: errors as their
+    /// text, so a row shows exactly what the server said.
+    pub fn reply(&mut self, args: &[&str]) -> String {
+        match self.cmd(args) {
+            Ok(v) => render(&v),
+            Err(e) => e,
+        }
+    }
+
+    /// Keys under the lab's prefix, found with SCAN (never KEYS: this may be
+    /// someone's busy server).
+    fn prefixed_keys(&mut self) -> Result<Vec<String>, String> {
+        let pattern = format!("{}*", glob_escape(&self.prefix));
+        let mut cursor = 0u64;
+        let mut keys = Vec::new();
+        loop {
+            let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query(&mut self.conn)
+                .map_err(|e| format!("{}: cannot list keys: {}", self.name, error_text(&e)))?;
+            keys.extend(batch);
+            if next == 0 {
+                return Ok(keys);
+            }
+            cursor = next;
+        }
+    }
+
+    /// Deletes the lab's keys on a server the harness did not start.
+    pub fn cleanup(&mut self) -> Result<(), String> {
+        if self.prefix.is_empty() {
+            return Ok(());
+        }
+        for key in self.prefixed_keys()? {
+            let _: Result<i64, _> = redis::cmd("UNLINK").arg(&key).query(&mut self.conn);
+        }
+        Ok(())
+    }
+}
+
+fn glob_escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The error line exactly as the server sent it (`ERR ...`, `WRONGTYPE ...`).
+pub fn error_text(e: &redis::RedisError) -> String {
+    match (e.code(), e.detail()) {
+        (Some(code), Some(detail)) => format!("{code} {detail}"),
+        (Some(code), None) => code.to_string(),
+        _ => e.to_string(),
+    }
+}
+
+/// Renders a reply for a table cell: arrays as space-separated items (nested ones in
+/// brackets), nil as `(nil)`, an empty array as `(empty)`.
+pub fn render(v: &Value) -> String {
+    match v {
+        Value::Array(items) if items.is_empty() => "(empty)".into(),
+        Value::Array(items) => items
+            .iter()
+            .map(render_nested)
+            .collect::<Vec<_>>()
+            .join(" "),
+        other => render_nested(other),
+    }
+}
+
+fn render_nested(v: &Value) -> String {
+    match v {
+        Value::Nil => "(nil)".into(),
+        Value::Int(n) => n.to_string(),
+        Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::SimpleString(s) => s.clone(),
+        Value::Okay => "OK".into(),
+        Value::Double(d) => d.to_string(),
+        Value::Boolean(b) => b.to_string(),
+        Value::ServerError(e) => match e.details() {
+            Some(d) => format!("{} {d}", e.code()),
+            None => e.code().to_string(),
+        },
+        Value::Array(items) | Value::Set(items) => {
+            format!(
+                "[{}]",
+                items
+                    .iter()
+                    .map(render_nested)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+/// A PostgreSQL backend, working inside its own schema.
+pub struct Pg {
+    pub version: String,
+    pub schema: String,
+    pub client: postgres::Client,
+}
+
+impl Pg {
+    /// Connects and creates the lab's schema, refusing if it already exists (it
+    /// would be someone's data, or a previous run's that was not cleaned up).
+    pub fn connect(url: &str, lab_id: &str) -> Result<Pg, String> {
+        let mut client = postgres::Client::connect(url, postgres::NoTls)
+            .map_err(|e| format!("pg: cannot connect to {url}: {e}"))?;
+        let version: String = client
+            .query_one("SHOW server_version", &[])
+            .map_err(|e| format!("pg: {e}"))?
+            .get(0);
+        let version = version.split_whitespace().next().unwrap_or("").to_string();
+        let schema = format!("redislab_{}", lab_id.replace('-', "_"));
+        let exists: bool = client
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)",
+                &[&schema],
+            )
+            .map_err(|e| format!("pg: {e}"))?
+            .get(0);
+        if exists {
+            return Err(format!(
+                "pg: schema {schema} already exists on {url}; the lab will not touch it. Drop it or use another database."
+            ));
+        }
+        client
+            .batch_execute(&format!(
+                "CREATE SCHEMA {schema}; SET search_path TO {schema}, public"
+            ))
+            .map_err(|e| format!("pg: cannot create schema {schema}: {e}"))?;
+        Ok(Pg {
+            version,
+            schema,
+            client,
+        })
+    }
+
+    /// Runs a query and renders every row's first column, space-separated; a
+    /// database error comes back as its message.
+    pub fn column(&mut self, sql: &str) -> String {
+        match self.client.simple_query(sql) {
+            Ok(messages) => messages
+                .iter()
+                .filter_map(|m| match m {
+                    postgres::SimpleQueryMessage::Row(r) => {
+                        Some(r.get(0).unwrap_or("NULL").to_string())
+                    }
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+            Err(e) => pg_error_text(&e),
+        }
+    }
+
+    pub fn cleanup(&mut self) -> Result<(), String> {
+        self.client
+            .batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema))
+            .map_err(|e| format!("pg: cannot drop schema {}: {e}", self.schema))
+    }
+}
+
+/// A database error as PostgreSQL words it: `ERROR: message`.
+pub fn pg_error_text(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => e.to_string(),
+    }
+}

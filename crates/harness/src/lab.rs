@@ -1,0 +1,237 @@
+//! The command line every lab shares, and the run loop: start or reach the
+//! backends, run the lab's steps on each, write the report, stop what was started.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use redislab_listener::CoreListener;
+
+use crate::backend::{Kv, Pg};
+use crate::report::{Recorder, Report};
+use crate::servers::postgres::{self as pgsrv, PgServer};
+use crate::servers::redis::{self as redissrv, RedisServer};
+
+/// What a lab is, for its report header.
+pub struct LabInfo {
+    /// The lab id, e.g. `05a-order`.
+    pub id: &'static str,
+    pub title: &'static str,
+    /// Where in the articles the experiment comes from.
+    pub source: &'static str,
+    /// Whether the lab has a PostgreSQL counterpart.
+    pub uses_pg: bool,
+}
+
+#[derive(Parser, Debug)]
+#[command(about = "Run one lab against the core, a real Redis and a real PostgreSQL")]
+pub struct Options {
+    /// Directory for <id>.txt and <id>.json (default: the repository's out/).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Use this Redis instead of starting one. The lab works under its own key prefix
+    /// there and never flushes anything.
+    #[arg(long)]
+    pub redis_url: Option<String>,
+    /// Use this PostgreSQL (libpq string or URL) instead of starting one. The lab
+    /// works in its own schema and drops only that schema.
+    #[arg(long)]
+    pub pg_url: Option<String>,
+    /// Skip the real Redis.
+    #[arg(long)]
+    pub no_redis: bool,
+    /// Skip PostgreSQL.
+    #[arg(long)]
+    pub no_pg: bool,
+    /// Skip the core.
+    #[arg(long)]
+    pub no_core: bool,
+    /// Seed for the lab's data generator.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Scale factor for big labs (1.0 is the article's size).
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+    /// Print the table but do not write files.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// What a lab's body gets: the backends that are up, and the report to fill.
+pub struct Ctx {
+    pub core: Option<Kv>,
+    pub redis: Option<Kv>,
+    pub pg: Option<Pg>,
+    pub report: Report,
+    pub seed: u64,
+    pub scale: f64,
+}
+
+impl Ctx {
+    /// Runs `step` on each Redis-protocol backend (core, then redis) and merges what
+    /// it recorded into the report.
+    pub fn each_kv(
+        &mut self,
+        mut step: impl FnMut(&mut Kv, &mut Recorder) -> Result<(), String>,
+    ) -> Result<(), String> {
+        for kv in [self.core.as_mut(), self.redis.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            let mut rec = Recorder::new(kv.name);
+            step(kv, &mut rec)?;
+            self.report.merge(rec)?;
+        }
+        Ok(())
+    }
+
+    /// Runs `step` on PostgreSQL, if it is up.
+    pub fn with_pg(
+        &mut self,
+        step: impl FnOnce(&mut Pg, &mut Recorder) -> Result<(), String>,
+    ) -> Result<(), String> {
+        if let Some(pg) = self.pg.as_mut() {
+            let mut rec = Recorder::new("pg");
+            step(pg, &mut rec)?;
+            self.report.merge(rec)?;
+        }
+        Ok(())
+    }
+
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.report.notes.push(text.into());
+    }
+}
+
+/// Servers this run started; dropping this stops them.
+struct Started {
+    _core: Option<CoreListener>,
+    _redis: Option<RedisServer>,
+    _pg: Option<PgServer>,
+}
+
+/// Parses the command line, runs `body`, writes the report. Every lab's `main` is a
+/// call to this.
+pub fn run(info: LabInfo, body: impl FnOnce(&mut Ctx) -> Result<(), String>) -> ExitCode {
+    let opts = Options::parse();
+    match run_with(&info, &opts, body) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{}: {e}", info.id);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+pub fn run_with(
+    info: &LabInfo,
+    opts: &Options,
+    body: impl FnOnce(&mut Ctx) -> Result<(), String>,
+) -> Result<(), String> {
+    let (mut ctx, started) = start_backends(info, opts)?;
+    let outcome = body(&mut ctx);
+    // Clean up on user-supplied servers even if the body failed.
+    for kv in [ctx.core.as_mut(), ctx.redis.as_mut()]
+        .into_iter()
+        .flatten()
+    {
+        if let Err(e) = kv.cleanup() {
+            eprintln!("{}: {e}", info.id);
+        }
+    }
+    if let Some(pg) = ctx.pg.as_mut() {
+        if let Err(e) = pg.cleanup() {
+            eprintln!("{}: {e}", info.id);
+        }
+    }
+    drop(ctx.pg.take());
+    drop(started);
+    outcome?;
+
+    print!("{}", ctx.report.to_text());
+    if !opts.dry_run {
+        let dir = opts
+            .out
+            .clone()
+            .unwrap_or_else(crate::paths::default_out_dir);
+        ctx.report.write(&dir)?;
+        eprintln!(
+            "{}: wrote {}",
+            info.id,
+            dir.join(format!("{}.txt", info.id)).display()
+        );
+    }
+    Ok(())
+}
+
+fn start_backends(info: &LabInfo, opts: &Options) -> Result<(Ctx, Started), String> {
+    let mut report = Report {
+        lab: info.id.into(),
+        title: info.title.into(),
+        source: info.source.into(),
+        ..Default::default()
+    };
+    report.params.insert("seed".into(), opts.seed.to_string());
+    if opts.scale != 1.0 {
+        report.params.insert("scale".into(), opts.scale.to_string());
+    }
+    let mut started = Started {
+        _core: None,
+        _redis: None,
+        _pg: None,
+    };
+    let prefix = format!("redislab:{}:", info.id);
+
+    let core = if opts.no_core {
+        None
+    } else {
+        let listener =
+            CoreListener::start(0).map_err(|e| format!("cannot start the core's listener: {e}"))?;
+        let kv = Kv::connect("core", &listener.url(), "")?;
+        started._core = Some(listener);
+        Some(kv)
+    };
+
+    let redis = if opts.no_redis {
+        None
+    } else if let Some(url) = &opts.redis_url {
+        Some(Kv::connect("redis", url, &prefix)?)
+    } else {
+        let bin = redissrv::binaries()?;
+        let server = RedisServer::start(&bin, &[])?;
+        let kv = Kv::connect("redis", &server.url(), "")?;
+        started._redis = Some(server);
+        Some(kv)
+    };
+
+    let pg = if opts.no_pg || !info.uses_pg {
+        None
+    } else if let Some(url) = &opts.pg_url {
+        Some(Pg::connect(url, info.id)?)
+    } else {
+        let bin = pgsrv::binaries()?;
+        let server = PgServer::start(&bin)?;
+        let pg = Pg::connect(&server.url(), info.id)?;
+        started._pg = Some(server);
+        Some(pg)
+    };
+
+    for (name, version) in [
+        ("core", core.as_ref().map(|k| k.version.clone())),
+        ("redis", redis.as_ref().map(|k| k.version.clone())),
+        ("postgres", pg.as_ref().map(|p| p.version.clone())),
+    ] {
+        if let Some(v) = version {
+            report.versions.insert(name.into(), v);
+        }
+    }
+    let ctx = Ctx {
+        core,
+        redis,
+        pg,
+        report,
+        seed: opts.seed,
+        scale: opts.scale,
+    };
+    Ok((ctx, started))
+}

@@ -1,0 +1,21 @@
+//! The lab harness: everything a lab needs that is not the experiment itself.
+//!
+//! * [`servers`]: build or find Redis and PostgreSQL, start them on loopback in a
+//!   temporary directory, stop them on every exit path;
+//! * [`backend`]: one client type for the core and for Redis ([`Kv`]), one for
+//!   PostgreSQL ([`Pg`]), each confined to its own key prefix or schema;
+//! * [`report`]: the rows of a lab and their `out/<id>.txt` / `out/<id>.json` form;
+//! * [`check`]: comparison of a fresh run with the committed baselines;
+//! * [`lab`]: the command line every lab binary shares, and the run loop.
+
+pub mod backend;
+pub mod check;
+pub mod lab;
+pub mod paths;
+pub mod report;
+pub mod servers;
+pub mod testing;
+
+pub use backend::{Kv, Pg};
+pub use lab::{run, Ctx, LabInfo};
+pub use report::{Kind, Recorder, Report};

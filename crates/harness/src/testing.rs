@@ -1,0 +1,91 @@
+//! Helpers for tests that compare the core with a real Redis, byte for byte.
+//!
+//! [`RawRedis`] sends a command over a plain socket and returns the reply's raw
+//! RESP bytes, so a test compares exactly what each server wrote on the wire.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+
+use crate::servers::redis::{self as redissrv, RedisServer};
+
+/// A real Redis for a test, or `None` (with a message) when none can be had. With
+/// `REDISLAB_REQUIRE_SERVERS=1` (set by `./run.sh test`) a missing server panics
+/// instead, so CI cannot pass by skipping.
+pub fn redis_for_test() -> Option<RedisServer> {
+    let started = redissrv::binaries().and_then(|bin| RedisServer::start(&bin, &[]));
+    match started {
+        Ok(server) => Some(server),
+        Err(e) if std::env::var_os("REDISLAB_REQUIRE_SERVERS").is_some() => {
+            panic!("a real Redis is required (REDISLAB_REQUIRE_SERVERS is set): {e}")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED: no real Redis for this test: {e}");
+            None
+        }
+    }
+}
+
+/// Encodes a command as a RESP array of bulk strings.
+pub fn encode_command(argv: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", argv.len()).into_bytes();
+    for a in argv {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+pub struct RawRedis {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+impl RawRedis {
+    pub fn connect(port: u16) -> std::io::Result<RawRedis> {
+        let stream = TcpStream::connect(("127.0.0.1", port))?;
+        stream.set_nodelay(true)?;
+        Ok(RawRedis {
+            reader: BufReader::new(stream.try_clone()?),
+            writer: stream,
+        })
+    }
+
+    /// Sends one command and returns its reply's bytes.
+    pub fn call(&mut self, argv: &[Vec<u8>]) -> std::io::Result<Vec<u8>> {
+        self.writer.write_all(&encode_command(argv))?;
+        let mut reply = Vec::new();
+        read_reply(&mut self.reader, &mut reply)?;
+        Ok(reply)
+    }
+}
+
+/// Reads one whole RESP2/RESP3 reply, appending its bytes to `out`.
+fn read_reply(r: &mut BufReader<TcpStream>, out: &mut Vec<u8>) -> std::io::Result<()> {
+    let start = out.len();
+    r.read_until(b'\n', out)?;
+    let line = String::from_utf8_lossy(&out[start..])
+        .trim_end()
+        .to_string();
+    let (kind, rest) = line.split_at(1);
+    let n: i64 = rest.parse().unwrap_or(0);
+    match kind {
+        "$" | "=" | "!" if n >= 0 => {
+            let mut body = vec![0u8; n as usize + 2];
+            r.read_exact(&mut body)?;
+            out.extend_from_slice(&body);
+        }
+        "*" | "~" | ">" => {
+            for _ in 0..n.max(0) {
+                read_reply(r, out)?;
+            }
+        }
+        "%" => {
+            for _ in 0..n.max(0) * 2 {
+                read_reply(r, out)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}

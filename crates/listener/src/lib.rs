@@ -1,0 +1,166 @@
+//! The core's RESP listener.
+//!
+//! Connections are handled by a small tokio runtime; commands are executed by one
+//! dedicated thread that owns the [`Server`], so the core sees one command at a
+//! time in arrival order, the way Redis's main thread does. This is what lets the
+//! concurrency labs run the same client code against the core and a real Redis.
+
+mod resp;
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener as StdListener};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+
+use redislab_core::{Reply, Server};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+
+pub use resp::{parse_command, Parsed};
+
+/// A command on its way to the executor thread, with where to send the reply.
+struct Job {
+    argv: Vec<Vec<u8>>,
+    reply: oneshot::Sender<Reply>,
+}
+
+/// A running listener. Dropping it stops accepting, closes the executor and joins
+/// both threads.
+pub struct CoreListener {
+    addr: SocketAddr,
+    shutdown: Option<oneshot::Sender<()>>,
+    io_thread: Option<JoinHandle<()>>,
+    exec_thread: Option<JoinHandle<()>>,
+}
+
+impl CoreListener {
+    /// Starts on 127.0.0.1, on `port` or on a free port when `port` is 0.
+    pub fn start(port: u16) -> io::Result<CoreListener> {
+        let std_listener = StdListener::bind((Ipv4Addr::LOCALHOST, port))?;
+        std_listener.set_nonblocking(true)?;
+        let addr = std_listener.local_addr()?;
+
+        let (jobs_tx, jobs_rx) = mpsc::channel::<Job>();
+        let exec_thread = std::thread::Builder::new()
+            .name("core-executor".into())
+            .spawn(move || execute_jobs(jobs_rx))?;
+
+        let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()?;
+        let io_thread = std::thread::Builder::new()
+            .name("core-io".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let listener = TcpListener::from_std(std_listener).expect("listener");
+                    tokio::select! {
+                        _ = accept_loop(listener, jobs_tx) => {}
+                        _ = shutdown_rx => {}
+                    }
+                });
+            })?;
+
+        Ok(CoreListener {
+            addr,
+            shutdown: Some(shutdown_tx),
+            io_thread: Some(io_thread),
+            exec_thread: Some(exec_thread),
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://{}/", self.addr)
+    }
+}
+
+impl Drop for CoreListener {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        // The io thread owns the only job sender; once it ends the executor ends too.
+        if let Some(t) = self.io_thread.take() {
+            let _ = t.join();
+        }
+        if let Some(t) = self.exec_thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn execute_jobs(jobs: mpsc::Receiver<Job>) {
+    let mut server = Server::new();
+    for job in jobs {
+        let reply = server.execute(&job.argv);
+        let _ = job.reply.send(reply);
+    }
+}
+
+async fn accept_loop(listener: TcpListener, jobs: mpsc::Sender<Job>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let jobs = jobs.clone();
+        tokio::spawn(async move {
+            let _ = serve_connection(stream, jobs).await;
+        });
+    }
+}
+
+/// Reads commands (pipelined or not), runs each in order, writes each reply.
+async fn serve_connection(mut stream: TcpStream, jobs: mpsc::Sender<Job>) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut buf = Vec::with_capacity(16 * 1024);
+    let mut chunk = vec![0u8; 16 * 1024];
+    loop {
+        let mut out = Vec::new();
+        let mut quit = false;
+        loop {
+            match resp::parse_command(&buf) {
+                Parsed::Incomplete => break,
+                Parsed::Invalid(msg) => {
+                    Reply::error(format!("ERR Protocol error: {msg}")).encode(&mut out);
+                    stream.write_all(&out).await?;
+                    return Ok(());
+                }
+                Parsed::Command(argv, used) => {
+                    buf.drain(..used);
+                    if argv.is_empty() {
+                        continue;
+                    }
+                    if argv[0].eq_ignore_ascii_case(b"quit") {
+                        Reply::ok().encode(&mut out);
+                        quit = true;
+                        break;
+                    }
+                    let (tx, rx) = oneshot::channel();
+                    if jobs.send(Job { argv, reply: tx }).is_err() {
+                        return Ok(());
+                    }
+                    let reply = rx
+                        .await
+                        .unwrap_or_else(|_| Reply::error("ERR core stopped"));
+                    reply.encode(&mut out);
+                }
+            }
+        }
+        if !out.is_empty() {
+            stream.write_all(&out).await?;
+        }
+        if quit {
+            return Ok(());
+        }
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Build (once) and print the directory holding redis-server and redis-cli.
+#
+# Redis 8.6.3 comes from Debian's `experimental` source package (its orig tarball is
+# upstream Redis 8.6.3). We build it with the default allocator, jemalloc, because the
+# MEMORY USAGE figures of the articles only match with it. The binaries are cached
+# outside the repository, keyed by version, so later runs start in seconds.
+#
+# Usage: scripts/get-redis.sh            -> prints the bin directory on stdout
+# Env:   REDIS_VERSION (default 8.6.3), REDIS_DEB_REVISION (default 1),
+#        REDIS_LABS_CACHE (default /var/cache/redis-labs as root, else ~/.cache/redis-labs)
+set -euo pipefail
+
+version="${REDIS_VERSION:-8.6.3}"
+revision="${REDIS_DEB_REVISION:-1}"
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+cache="$(redislab_cache_dir)"
+dest="$cache/redis-$version"
+
+say() { echo "get-redis: $*" >&2; }
+fail() { say "ERROR: $*"; exit 1; }
+
+if [ -x "$dest/bin/redis-server" ] && [ -x "$dest/bin/redis-cli" ]; then
+  echo "$dest/bin"
+  exit 0
+fi
+
+say "Redis $version is not cached in $dest; building it from Debian's source package."
+say "This happens once and takes about 3-5 minutes on 2 cores."
+
+for tool in make gcc tar; do
+  command -v "$tool" >/dev/null || fail "'$tool' is missing. Install it: apt-get install -y build-essential"
+done
+
+if ! command -v dpkg-source >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    say "installing dpkg-dev (needed by apt-get source)"
+    apt-get install -y -q dpkg-dev >&2 || { apt-get update -q >&2 && apt-get install -y -q dpkg-dev >&2; } \
+      || fail "could not install dpkg-dev"
+  else
+    fail "'dpkg-source' is missing. As root: apt-get install -y dpkg-dev"
+  fi
+fi
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/redis-build.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+fetch_source() {
+  (cd "$work" && apt-get source --download-only "redis=5:$version-$revision" >&2)
+}
+
+if ! fetch_source; then
+  [ "$(id -u)" = 0 ] || fail "cannot fetch the source package and not root to add the apt source.
+  As root, add a deb-src entry for Debian 'experimental' and run 'apt-get update', or run this script as root."
+  list=/etc/apt/sources.list.d/redis-labs-experimental-src.sources
+  say "adding a deb-src entry for Debian experimental ($list) and running apt-get update"
+  cat >"$list" <<SRC
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: experimental
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  apt-get update -q >&2 || fail "apt-get update failed (is the Debian mirror reachable?)"
+  if ! fetch_source; then
+    # The pinned version may have left the archive: take the newest 8.x there.
+    newest="$(apt-cache showsrc redis 2>/dev/null | awk '/^Version: 5:8\./{print $2}' | sort -V | tail -1)"
+    [ -n "$newest" ] || fail "no Redis 8.x source package found in Debian experimental"
+    say "WARNING: redis=5:$version-$revision is gone; building $newest instead"
+    version="${newest#5:}"; version="${version%-*}"
+    dest="$cache/redis-$version"
+    (cd "$work" && apt-get source --download-only "redis=$newest" >&2) || fail "apt-get source redis=$newest failed"
+  fi
+fi
+
+orig="$(ls "$work"/redis_"$version".orig.tar.* 2>/dev/null | head -1)"
+[ -n "$orig" ] || fail "no orig tarball for $version in $(ls "$work")"
+say "unpacking $(basename "$orig")"
+mkdir -p "$work/src"
+tar -xf "$orig" -C "$work/src" --strip-components=1
+
+say "compiling (make -j2 BUILD_TLS=no, jemalloc); output in $work/build.log"
+if ! make -C "$work/src" -j"$(nproc)" BUILD_TLS=no >"$work/build.log" 2>&1; then
+  tail -30 "$work/build.log" >&2
+  fail "the Redis build failed (log above). Check that gcc, make and pkg-config are installed."
+fi
+
+mkdir -p "$dest/bin.tmp"
+cp "$work/src/src/redis-server" "$work/src/src/redis-cli" "$dest/bin.tmp/"
+rm -rf "$dest/bin" && mv "$dest/bin.tmp" "$dest/bin"
+"$dest/bin/redis-server" --version >&2
+say "cached in $dest/bin"
+echo "$dest/bin"
