@@ -161,7 +161,8 @@ fn random_command(rng: &mut ChaCha8Rng) -> Vec<Vec<u8>> {
         }
         10 => {
             let by_score = rng.gen_bool(0.5);
-            argv.extend([s("ZRANGE"), s(key)]);
+            // BYLEX is only defined when all scores are equal: the "lex" key.
+            argv.extend([s("ZRANGE"), s(if by_score { key } else { "lex" })]);
             let bounds = if by_score { SCORE_BOUNDS } else { LEX_BOUNDS };
             argv.push(s(pick(rng, bounds)));
             argv.push(s(pick(rng, bounds)));

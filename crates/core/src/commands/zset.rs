@@ -79,7 +79,7 @@ fn zadd_generic(s: &mut Server, a: &Args, mut flags: AddFlags) -> Reply {
     if flags.nx && flags.xx {
         return Reply::error("ERR XX and NX options at the same time are not compatible");
     }
-    if (flags.gt && flags.nx) || (flags.lt && flags.nx) || (flags.gt && flags.lt) {
+    if (flags.nx && (flags.gt || flags.lt)) || (flags.gt && flags.lt) {
         return Reply::error("ERR GT, LT, and/or NX options at the same time are not compatible");
     }
     if flags.incr && rest > 2 {
@@ -100,9 +100,14 @@ fn zadd_generic(s: &mut Server, a: &Args, mut flags: AddFlags) -> Reply {
                 Reply::Integer(0)
             };
         }
-        s.keyspace.insert(key, Value::Zset(Zset::new()));
+        let first_member_len = pairs[0].1.len();
+        s.keyspace.insert(
+            key,
+            Value::Zset(Zset::with_hint(pairs.len(), first_member_len)),
+        );
     }
     let zset = tri!(write(s, key)).expect("zset exists");
+    zset.prepare_for(pairs.len());
 
     let (mut added, mut updated, mut processed) = (0, 0, 0);
     let mut last_score = 0.0;

@@ -7,8 +7,12 @@
 //! elements it jumps over (its span). Members with equal scores are ordered by their
 //! bytes (memcmp), which is why `REV` also reverses the order of tied names.
 //!
-//! Redis keeps small sets in a listpack instead; the replies are the same either way,
-//! so this module starts with the skiplist encoding that every size can use.
+//! Redis keeps small sets (at most 128 members, none longer than 64 bytes) in a
+//! compact listpack instead, and converts to skiplist + dict once a set outgrows it.
+//! This module tracks which encoding Redis would be using, with the same thresholds
+//! and conversion points, because it shows through in two places: OBJECT ENCODING,
+//! and scores that a listpack stores as integers (so `-0` reads back as `0`). The
+//! elements themselves always live in the skiplist + dict here.
 
 pub mod skiplist;
 
@@ -39,15 +43,80 @@ pub enum AddOutcome {
     NotANumber,
 }
 
-#[derive(Debug, Default)]
+/// Redis's `zset-max-listpack-entries` default.
+pub const MAX_LISTPACK_ENTRIES: usize = 128;
+/// Redis's `zset-max-listpack-value` default (bytes of one member).
+pub const MAX_LISTPACK_VALUE: usize = 64;
+
+/// The encoding Redis would report for this set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    Listpack,
+    Skiplist,
+}
+
+impl Encoding {
+    /// The name OBJECT ENCODING prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::Listpack => "listpack",
+            Encoding::Skiplist => "skiplist",
+        }
+    }
+}
+
+#[derive(Debug)]
 pub struct Zset {
     scores: HashMap<Vec<u8>, f64>,
     order: SkipList,
+    encoding: Encoding,
+}
+
+impl Default for Zset {
+    fn default() -> Zset {
+        Zset::new()
+    }
 }
 
 impl Zset {
     pub fn new() -> Zset {
-        Zset::default()
+        Zset {
+            scores: HashMap::new(),
+            order: SkipList::new(),
+            encoding: Encoding::Listpack,
+        }
+    }
+
+    /// A new set the way `zsetTypeCreate` makes one: a listpack unless the command
+    /// already brings more than 128 elements or a first member over 64 bytes.
+    pub fn with_hint(size_hint: usize, first_member_len: usize) -> Zset {
+        let mut z = Zset::new();
+        if size_hint > MAX_LISTPACK_ENTRIES || first_member_len > MAX_LISTPACK_VALUE {
+            z.encoding = Encoding::Skiplist;
+        }
+        z
+    }
+
+    /// `zsetTypeMaybeConvert`: a command adding more than 128 elements at once
+    /// converts a listpack up front.
+    pub fn prepare_for(&mut self, size_hint: usize) {
+        if size_hint > MAX_LISTPACK_ENTRIES {
+            self.encoding = Encoding::Skiplist;
+        }
+    }
+
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// The value actually kept: a listpack stores integral scores as integers, so
+    /// negative zero comes back as zero.
+    fn stored(&self, score: f64) -> f64 {
+        if self.encoding == Encoding::Listpack && score == 0.0 {
+            0.0
+        } else {
+            score
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -82,14 +151,21 @@ impl Zset {
                 if new == current {
                     return AddOutcome::Unchanged(new);
                 }
-                self.order.update_score(current, member, new);
-                self.scores.insert(member.to_vec(), new);
+                let kept = self.stored(new);
+                self.order.update_score(current, member, kept);
+                self.scores.insert(member.to_vec(), kept);
                 AddOutcome::Updated(new)
             }
             None if flags.xx => AddOutcome::Skipped,
             None => {
-                self.order.insert(score, member.to_vec());
-                self.scores.insert(member.to_vec(), score);
+                if self.encoding == Encoding::Listpack
+                    && (self.len() + 1 > MAX_LISTPACK_ENTRIES || member.len() > MAX_LISTPACK_VALUE)
+                {
+                    self.encoding = Encoding::Skiplist;
+                }
+                let kept = self.stored(score);
+                self.order.insert(kept, member.to_vec());
+                self.scores.insert(member.to_vec(), kept);
                 AddOutcome::Added(score)
             }
         }
