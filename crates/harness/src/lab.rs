@@ -55,6 +55,10 @@ pub struct Options {
     /// Print the table but do not write files.
     #[arg(long)]
     pub dry_run: bool,
+    /// Keep the servers up this many milliseconds after the steps (to try Ctrl-C
+    /// or inspect them with redis-cli).
+    #[arg(long, default_value_t = 0, hide = true)]
+    pub hold_ms: u64,
 }
 
 /// What a lab's body gets: the backends that are up, and the report to fill.
@@ -130,6 +134,10 @@ pub fn run_with(
 ) -> Result<(), String> {
     let (mut ctx, started) = start_backends(info, opts)?;
     let outcome = body(&mut ctx);
+    if opts.hold_ms > 0 {
+        eprintln!("{}: holding the servers for {} ms", info.id, opts.hold_ms);
+        std::thread::sleep(std::time::Duration::from_millis(opts.hold_ms));
+    }
     // Clean up on user-supplied servers even if the body failed.
     for kv in [ctx.core.as_mut(), ctx.redis.as_mut()]
         .into_iter()

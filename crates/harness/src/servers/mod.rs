@@ -80,7 +80,17 @@ impl ManagedProcess {
         // SAFETY: prctl is async-signal-safe and touches only the child's own state.
         unsafe {
             cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                // prctl is variadic and reads a full unsigned long: pass one.
+                if libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                ) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
                 Ok(())
             });
         }
@@ -176,9 +186,11 @@ fn stop_everything_registered() {
     }
 }
 
-/// Creates a fresh temporary directory for one server.
+/// Creates a fresh temporary directory for one server, first removing any left by
+/// an earlier run that was killed outright (its pid, in the name, no longer exists).
 pub fn make_tempdir(prefix: &str) -> Result<PathBuf, String> {
     let base = std::env::temp_dir();
+    remove_orphaned_tempdirs(&base);
     for attempt in 0..100u32 {
         let dir = base.join(format!(
             "redislab-{prefix}-{}-{attempt}",
@@ -191,6 +203,26 @@ pub fn make_tempdir(prefix: &str) -> Result<PathBuf, String> {
         }
     }
     Err("cannot create a temporary directory".into())
+}
+
+fn remove_orphaned_tempdirs(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // redislab-<kind>-<pid>-<attempt>
+        let parts: Vec<&str> = name.split('-').collect();
+        if parts.len() != 4 || parts[0] != "redislab" {
+            continue;
+        }
+        let Ok(pid) = parts[2].parse::<u32>() else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Polls `ready` until it succeeds, the process dies, or `timeout` passes.

@@ -80,4 +80,9 @@ impl RedisServer {
     pub fn pid(&self) -> u32 {
         self.process.pid()
     }
+
+    /// The temporary directory holding the server's data and log.
+    pub fn tempdir(&self) -> &std::path::Path {
+        self.process.tempdir()
+    }
 }
