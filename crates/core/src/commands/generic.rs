@@ -1,8 +1,29 @@
 //! Connection, server and key commands that every lab needs.
 
-use super::{Args, Server};
+use super::{spec, Args, CommandSpec, Server};
 use crate::keyspace::now_ms;
 use crate::reply::{errors, Reply};
+
+pub const COMMANDS: &[CommandSpec] = &[
+    spec("ping", -1, ping),
+    spec("echo", 2, echo),
+    spec("select", 2, select),
+    spec("client", -2, client),
+    spec("command", -1, command),
+    spec("info", -1, info),
+    spec("dbsize", 1, dbsize),
+    spec("flushall", -1, flush),
+    spec("flushdb", -1, flush),
+    spec("del", -2, del),
+    spec("unlink", -2, del),
+    spec("exists", -2, exists),
+    spec("type", 2, type_of),
+    spec("expire", -3, expire),
+    spec("pexpire", -3, pexpire),
+    spec("ttl", 2, ttl),
+    spec("pttl", 2, pttl),
+    spec("persist", 2, persist),
+];
 
 pub fn ping(_: &mut Server, a: &Args) -> Reply {
     match a.len() {

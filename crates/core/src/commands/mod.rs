@@ -16,178 +16,31 @@ pub use args::Args;
 
 type Handler = fn(&mut Server, &Args) -> Reply;
 
-struct CommandSpec {
-    name: &'static str,
-    arity: i32,
-    handler: Handler,
+/// One entry of a command table: the lower-case name, Redis's arity and the handler.
+pub struct CommandSpec {
+    pub name: &'static str,
+    pub arity: i32,
+    pub handler: Handler,
 }
 
-/// Every command the core knows, with Redis's arity.
-const COMMANDS: &[CommandSpec] = &[
-    // connection and server
+/// Shorthand for building the tables.
+const fn spec(name: &'static str, arity: i32, handler: Handler) -> CommandSpec {
     CommandSpec {
-        name: "ping",
-        arity: -1,
-        handler: generic::ping,
-    },
-    CommandSpec {
-        name: "echo",
-        arity: 2,
-        handler: generic::echo,
-    },
-    CommandSpec {
-        name: "select",
-        arity: 2,
-        handler: generic::select,
-    },
-    CommandSpec {
-        name: "client",
-        arity: -2,
-        handler: generic::client,
-    },
-    CommandSpec {
-        name: "command",
-        arity: -1,
-        handler: generic::command,
-    },
-    CommandSpec {
-        name: "info",
-        arity: -1,
-        handler: generic::info,
-    },
-    CommandSpec {
-        name: "dbsize",
-        arity: 1,
-        handler: generic::dbsize,
-    },
-    CommandSpec {
-        name: "flushall",
-        arity: -1,
-        handler: generic::flush,
-    },
-    CommandSpec {
-        name: "flushdb",
-        arity: -1,
-        handler: generic::flush,
-    },
-    // keys
-    CommandSpec {
-        name: "del",
-        arity: -2,
-        handler: generic::del,
-    },
-    CommandSpec {
-        name: "unlink",
-        arity: -2,
-        handler: generic::del,
-    },
-    CommandSpec {
-        name: "exists",
-        arity: -2,
-        handler: generic::exists,
-    },
-    CommandSpec {
-        name: "type",
-        arity: 2,
-        handler: generic::type_of,
-    },
-    CommandSpec {
-        name: "expire",
-        arity: -3,
-        handler: generic::expire,
-    },
-    CommandSpec {
-        name: "pexpire",
-        arity: -3,
-        handler: generic::pexpire,
-    },
-    CommandSpec {
-        name: "ttl",
-        arity: 2,
-        handler: generic::ttl,
-    },
-    CommandSpec {
-        name: "pttl",
-        arity: 2,
-        handler: generic::pttl,
-    },
-    CommandSpec {
-        name: "persist",
-        arity: 2,
-        handler: generic::persist,
-    },
-    // sorted sets
-    CommandSpec {
-        name: "zadd",
-        arity: -4,
-        handler: zset::zadd,
-    },
-    CommandSpec {
-        name: "zincrby",
-        arity: 4,
-        handler: zset::zincrby,
-    },
-    CommandSpec {
-        name: "zscore",
-        arity: 3,
-        handler: zset::zscore,
-    },
-    CommandSpec {
-        name: "zcard",
-        arity: 2,
-        handler: zset::zcard,
-    },
-    CommandSpec {
-        name: "zrem",
-        arity: -3,
-        handler: zset::zrem,
-    },
-    CommandSpec {
-        name: "zrank",
-        arity: -3,
-        handler: zset::zrank,
-    },
-    CommandSpec {
-        name: "zrevrank",
-        arity: -3,
-        handler: zset::zrevrank,
-    },
-    CommandSpec {
-        name: "zcount",
-        arity: 4,
-        handler: zset::zcount,
-    },
-    CommandSpec {
-        name: "zrange",
-        arity: -4,
-        handler: zset::zrange,
-    },
-    CommandSpec {
-        name: "zrevrange",
-        arity: -4,
-        handler: zset::zrevrange,
-    },
-    CommandSpec {
-        name: "zrangebyscore",
-        arity: -4,
-        handler: zset::zrangebyscore,
-    },
-    CommandSpec {
-        name: "zrevrangebyscore",
-        arity: -4,
-        handler: zset::zrevrangebyscore,
-    },
-    CommandSpec {
-        name: "zrangebylex",
-        arity: -4,
-        handler: zset::zrangebylex,
-    },
-    CommandSpec {
-        name: "zrevrangebylex",
-        arity: -4,
-        handler: zset::zrevrangebylex,
-    },
-];
+        name,
+        arity,
+        handler,
+    }
+}
+
+/// Every family's table; each family module owns its own list.
+const TABLES: &[&[CommandSpec]] = &[generic::COMMANDS, zset::COMMANDS];
+
+fn lookup(lower_name: &str) -> Option<&'static CommandSpec> {
+    TABLES
+        .iter()
+        .flat_map(|t| t.iter())
+        .find(|c| c.name == lower_name)
+}
 
 /// The core's server state: a keyspace plus the command table.
 #[derive(Default)]
@@ -206,7 +59,7 @@ impl Server {
             return Reply::error("ERR empty command");
         };
         let lower = String::from_utf8_lossy(name).to_ascii_lowercase();
-        let Some(spec) = COMMANDS.iter().find(|c| c.name == lower) else {
+        let Some(spec) = lookup(&lower) else {
             return Reply::error(unknown_command(argv));
         };
         let argc = argv.len() as i32;
@@ -224,7 +77,7 @@ impl Server {
 
     /// Names of all commands the core implements, lower case.
     pub fn command_names() -> impl Iterator<Item = &'static str> {
-        COMMANDS.iter().map(|c| c.name)
+        TABLES.iter().flat_map(|t| t.iter()).map(|c| c.name)
     }
 }
 

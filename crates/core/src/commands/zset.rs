@@ -2,11 +2,28 @@
 //! `t_zset.c`: options and numbers are parsed before the key is looked up, so a
 //! syntax error wins over WRONGTYPE, exactly as on a real server.
 
-use super::{Args, Server};
+use super::{spec, Args, CommandSpec, Server};
 use crate::keyspace::Value;
 use crate::num::{self, LexBoundSpec};
 use crate::reply::{errors, Reply};
 use crate::zset::{AddFlags, AddOutcome, LexBound, LexRange, ScoreRange, Zset};
+
+pub const COMMANDS: &[CommandSpec] = &[
+    spec("zadd", -4, zadd),
+    spec("zincrby", 4, zincrby),
+    spec("zscore", 3, zscore),
+    spec("zcard", 2, zcard),
+    spec("zrem", -3, zrem),
+    spec("zrank", -3, zrank),
+    spec("zrevrank", -3, zrevrank),
+    spec("zcount", 4, zcount),
+    spec("zrange", -4, zrange),
+    spec("zrevrange", -4, zrevrange),
+    spec("zrangebyscore", -4, zrangebyscore),
+    spec("zrevrangebyscore", -4, zrevrangebyscore),
+    spec("zrangebylex", -4, zrangebylex),
+    spec("zrevrangebylex", -4, zrevrangebylex),
+];
 
 const NAN_RESULT: &str = "ERR resulting score is not a number (NaN)";
 const BAD_SCORE_RANGE: &str = "ERR min or max is not a float";
