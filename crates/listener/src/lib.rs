@@ -7,11 +7,14 @@
 
 mod resp;
 
+use std::collections::VecDeque;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener as StdListener};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
+use redislab_core::commands::Execution;
 use redislab_core::{Reply, Server};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -94,11 +97,72 @@ impl Drop for CoreListener {
     }
 }
 
+/// A client waiting in BZPOPMIN/BZPOPMAX, served in the order it blocked.
+struct Waiter {
+    job: Job,
+    deadline: Option<Instant>,
+}
+
+/// The executor: one command at a time, like Redis's main thread. Clients whose
+/// blocking command found nothing wait in a FIFO queue; after every command each
+/// waiter's command is tried again, and a waiter whose timeout passes gets a null
+/// array.
 fn execute_jobs(jobs: mpsc::Receiver<Job>) {
     let mut server = Server::new();
-    for job in jobs {
-        let reply = server.execute(&job.argv);
-        let _ = job.reply.send(reply);
+    let mut waiters: VecDeque<Waiter> = VecDeque::new();
+    loop {
+        let next = match waiters.iter().filter_map(|w| w.deadline).min() {
+            Some(deadline) => jobs.recv_timeout(deadline.saturating_duration_since(Instant::now())),
+            None => jobs
+                .recv()
+                .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        };
+        match next {
+            Ok(job) => match server.execute_or_block(&job.argv) {
+                Execution::Done(reply) => {
+                    let _ = job.reply.send(reply);
+                    serve_waiters(&mut server, &mut waiters);
+                }
+                Execution::Blocked(blocked) => {
+                    let deadline = blocked
+                        .timeout_ms
+                        .map(|ms| Instant::now() + Duration::from_millis(ms as u64));
+                    waiters.push_back(Waiter { job, deadline });
+                }
+            },
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+        expire_waiters(&mut waiters);
+    }
+}
+
+/// Retries every waiting client in the order they blocked.
+fn serve_waiters(server: &mut Server, waiters: &mut VecDeque<Waiter>) {
+    let mut still_waiting = VecDeque::with_capacity(waiters.len());
+    while let Some(waiter) = waiters.pop_front() {
+        // A client that went away is dropped without taking an element.
+        if waiter.job.reply.is_closed() {
+            continue;
+        }
+        match server.execute_or_block(&waiter.job.argv) {
+            Execution::Done(reply) => {
+                let _ = waiter.job.reply.send(reply);
+            }
+            Execution::Blocked(_) => still_waiting.push_back(waiter),
+        }
+    }
+    *waiters = still_waiting;
+}
+
+fn expire_waiters(waiters: &mut VecDeque<Waiter>) {
+    let now = Instant::now();
+    let (expired, waiting): (VecDeque<Waiter>, VecDeque<Waiter>) = waiters
+        .drain(..)
+        .partition(|w| w.deadline.is_some_and(|d| d <= now));
+    *waiters = waiting;
+    for waiter in expired {
+        let _ = waiter.job.reply.send(Reply::NilArray);
     }
 }
 

@@ -42,10 +42,29 @@ fn lookup(lower_name: &str) -> Option<&'static CommandSpec> {
         .find(|c| c.name == lower_name)
 }
 
+/// What a blocking command waits for: any of `keys` to receive elements, until
+/// `timeout_ms` passes (`None`: forever).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Blocked {
+    pub keys: Vec<Vec<u8>>,
+    pub timeout_ms: Option<i64>,
+}
+
+/// The outcome of a command for a client that is able to block.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Execution {
+    Done(Reply),
+    /// Nothing to serve yet: retry the same command when one of the keys changes,
+    /// or answer a null array at the timeout.
+    Blocked(Blocked),
+}
+
 /// The core's server state: a keyspace plus the command table.
 #[derive(Default)]
 pub struct Server {
     pub keyspace: Keyspace,
+    /// Set by a blocking command that found nothing, when the caller can block.
+    pending_block: Option<Blocked>,
 }
 
 impl Server {
@@ -67,6 +86,23 @@ impl Server {
             return Reply::error(errors::arity(spec.name));
         }
         (spec.handler)(self, &Args::new(argv))
+    }
+
+    /// Executes one command for a client that can block (the listener's). In-process
+    /// callers use [`Server::execute`], where a blocking command with nothing to
+    /// serve answers a null array at once, as Redis does inside MULTI.
+    pub fn execute_or_block(&mut self, argv: &[Vec<u8>]) -> Execution {
+        self.pending_block = None;
+        let reply = self.execute(argv);
+        match self.pending_block.take() {
+            Some(blocked) => Execution::Blocked(blocked),
+            None => Execution::Done(reply),
+        }
+    }
+
+    /// Called by a blocking command that found nothing to serve.
+    pub(crate) fn block(&mut self, keys: Vec<Vec<u8>>, timeout_ms: Option<i64>) {
+        self.pending_block = Some(Blocked { keys, timeout_ms });
     }
 
     /// Convenience for tests and in-process use: string arguments.

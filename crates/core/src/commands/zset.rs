@@ -23,6 +23,16 @@ pub const COMMANDS: &[CommandSpec] = &[
     spec("zrevrangebyscore", -4, zrevrangebyscore),
     spec("zrangebylex", -4, zrangebylex),
     spec("zrevrangebylex", -4, zrevrangebylex),
+    spec("zrangestore", -5, zrangestore),
+    spec("zmscore", -3, zmscore),
+    spec("zlexcount", 4, zlexcount),
+    spec("zpopmin", -2, zpopmin),
+    spec("zpopmax", -2, zpopmax),
+    spec("bzpopmin", -3, bzpopmin),
+    spec("bzpopmax", -3, bzpopmax),
+    spec("zremrangebyrank", 4, zremrangebyrank),
+    spec("zremrangebyscore", 4, zremrangebyscore),
+    spec("zremrangebylex", 4, zremrangebylex),
 ];
 
 const NAN_RESULT: &str = "ERR resulting score is not a number (NaN)";
@@ -260,38 +270,56 @@ enum RangeKind {
 }
 
 pub fn zrange(s: &mut Server, a: &Args) -> Reply {
-    range_generic(s, a, RangeKind::Auto, None)
+    range_generic(s, a, RangeKind::Auto, None, false)
+}
+
+pub fn zrangestore(s: &mut Server, a: &Args) -> Reply {
+    range_generic(s, a, RangeKind::Auto, None, true)
 }
 
 pub fn zrevrange(s: &mut Server, a: &Args) -> Reply {
-    range_generic(s, a, RangeKind::Rank, Some(true))
+    range_generic(s, a, RangeKind::Rank, Some(true), false)
 }
 
 pub fn zrangebyscore(s: &mut Server, a: &Args) -> Reply {
-    range_generic(s, a, RangeKind::Score, Some(false))
+    range_generic(s, a, RangeKind::Score, Some(false), false)
 }
 
 pub fn zrevrangebyscore(s: &mut Server, a: &Args) -> Reply {
-    range_generic(s, a, RangeKind::Score, Some(true))
+    range_generic(s, a, RangeKind::Score, Some(true), false)
 }
 
 pub fn zrangebylex(s: &mut Server, a: &Args) -> Reply {
-    range_generic(s, a, RangeKind::Lex, Some(false))
+    range_generic(s, a, RangeKind::Lex, Some(false), false)
 }
 
 pub fn zrevrangebylex(s: &mut Server, a: &Args) -> Reply {
-    range_generic(s, a, RangeKind::Lex, Some(true))
+    range_generic(s, a, RangeKind::Lex, Some(true), false)
 }
 
-/// All the ZRANGE forms, new and old (`zrangeGenericCommand`). `direction` is
-/// `None` when REV may still be given as an option.
-fn range_generic(s: &mut Server, a: &Args, mut kind: RangeKind, direction: Option<bool>) -> Reply {
+enum ParsedRange {
+    Rank(i64, i64),
+    Score(ScoreRange),
+    Lex(LexRange),
+}
+
+/// All the ZRANGE forms, new and old, and ZRANGESTORE (`zrangeGenericCommand`).
+/// `direction` is `None` when REV may still be given as an option; with `store` the
+/// arguments start one later (after the destination) and WITHSCORES is refused.
+fn range_generic(
+    s: &mut Server,
+    a: &Args,
+    mut kind: RangeKind,
+    direction: Option<bool>,
+    store: bool,
+) -> Reply {
+    let base = if store { 2 } else { 1 };
     let mut reverse = direction;
     let (mut with_scores, mut offset, mut limit) = (false, 0i64, -1i64);
-    let mut i = 4;
+    let mut i = base + 3;
     while i < a.len() {
         let left = a.len() - i - 1;
-        if a.is(i, "withscores") {
+        if !store && a.is(i, "withscores") {
             with_scores = true;
         } else if a.is(i, "limit") && left >= 2 {
             offset = tri!(a.int(i + 1));
@@ -324,40 +352,79 @@ fn range_generic(s: &mut Server, a: &Args, mut kind: RangeKind, direction: Optio
     }
     // Reverse score and lex ranges are written max first.
     let (lo, hi) = if reverse && kind != RangeKind::Rank {
-        (3, 2)
+        (base + 2, base + 1)
     } else {
-        (2, 3)
+        (base + 1, base + 2)
     };
-
-    enum Parsed {
-        Rank(i64, i64),
-        Score(ScoreRange),
-        Lex(LexRange),
-    }
     let parsed = match kind {
-        RangeKind::Score => Parsed::Score(tri!(score_range(a.bytes(lo), a.bytes(hi)))),
-        RangeKind::Lex => Parsed::Lex(tri!(lex_range(a.bytes(lo), a.bytes(hi)))),
-        _ => Parsed::Rank(tri!(a.int(lo)), tri!(a.int(hi))),
+        RangeKind::Score => ParsedRange::Score(tri!(score_range(a.bytes(lo), a.bytes(hi)))),
+        RangeKind::Lex => ParsedRange::Lex(tri!(lex_range(a.bytes(lo), a.bytes(hi)))),
+        _ => ParsedRange::Rank(tri!(a.int(lo)), tri!(a.int(hi))),
     };
 
-    let Some(zset) = tri!(read(s, a.bytes(1))) else {
-        return Reply::Array(Vec::new());
+    let source = tri!(read(s, a.bytes(base)));
+    let (items, size_hint): (Vec<(Vec<u8>, f64)>, usize) = match source {
+        None => (Vec::new(), 0),
+        Some(zset) => {
+            let (items, hint) = select_range(zset, parsed, reverse, offset, limit);
+            (
+                items.into_iter().map(|(m, s)| (m.to_vec(), s)).collect(),
+                hint,
+            )
+        }
     };
-    let items = match parsed {
-        Parsed::Rank(start, end) => match clamp_ranks(start, end, zset.len()) {
-            Some((start, end)) => zset.range_by_rank(start, end, reverse),
-            None => Vec::new(),
+    if store {
+        store_range(s, a.bytes(1), items, size_hint)
+    } else {
+        range_reply(items, with_scores)
+    }
+}
+
+/// The elements a range selects, and the size hint Redis gives the destination of
+/// ZRANGESTORE (the exact count for rank ranges, none for score and lex ranges).
+fn select_range(
+    zset: &Zset,
+    parsed: ParsedRange,
+    reverse: bool,
+    offset: i64,
+    limit: i64,
+) -> (Vec<(&[u8], f64)>, usize) {
+    // LIMIT: a negative offset gives nothing, a negative count means all.
+    let limit = if limit < 0 {
+        None
+    } else {
+        Some(limit as usize)
+    };
+    match parsed {
+        ParsedRange::Rank(start, end) => match clamp_ranks(start, end, zset.len()) {
+            Some((start, end)) => (zset.range_by_rank(start, end, reverse), end + 1 - start),
+            None => (Vec::new(), 0),
         },
-        Parsed::Score(range) => {
+        _ if offset < 0 => (Vec::new(), 0),
+        ParsedRange::Score(range) => {
             let span = zset.score_span(&range);
-            walk(zset, span, reverse, offset, limit)
+            let items = span.map_or_else(Vec::new, |span| {
+                zset.walk_span(span, reverse, offset as usize, limit)
+            });
+            (items, 0)
         }
-        Parsed::Lex(range) => {
-            let span = zset.lex_span(&range);
-            walk(zset, span, reverse, offset, limit)
-        }
-    };
-    range_reply(items, with_scores)
+        ParsedRange::Lex(range) => (zset.lex_walk(&range, reverse, offset as usize, limit), 0),
+    }
+}
+
+/// ZRANGESTORE's result: the destination is replaced (its TTL with it), or deleted
+/// when the range is empty.
+fn store_range(s: &mut Server, dst: &[u8], items: Vec<(Vec<u8>, f64)>, size_hint: usize) -> Reply {
+    if items.is_empty() {
+        s.keyspace.remove(dst);
+        return Reply::Integer(0);
+    }
+    let mut zset = Zset::with_hint(size_hint, 0);
+    for (member, score) in &items {
+        zset.add(*score, member, AddFlags::default());
+    }
+    s.keyspace.insert(dst, Value::Zset(zset));
+    Reply::Integer(items.len() as i64)
 }
 
 /// Redis's rank sanitising: negative ranks count from the end, then clamp.
@@ -375,29 +442,7 @@ fn clamp_ranks(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
     Some((start as usize, end.min(len - 1) as usize))
 }
 
-/// LIMIT semantics: a negative offset gives nothing, a negative count means all.
-fn walk(
-    zset: &Zset,
-    span: Option<(usize, usize)>,
-    reverse: bool,
-    offset: i64,
-    limit: i64,
-) -> Vec<(&[u8], f64)> {
-    let Some(span) = span else {
-        return Vec::new();
-    };
-    if offset < 0 {
-        return Vec::new();
-    }
-    let limit = if limit < 0 {
-        None
-    } else {
-        Some(limit as usize)
-    };
-    zset.walk_span(span, reverse, offset as usize, limit)
-}
-
-fn range_reply(items: Vec<(&[u8], f64)>, with_scores: bool) -> Reply {
+fn range_reply(items: Vec<(Vec<u8>, f64)>, with_scores: bool) -> Reply {
     let mut out = Vec::with_capacity(items.len() * if with_scores { 2 } else { 1 });
     for (member, score) in items {
         out.push(Reply::bulk(member));
@@ -406,4 +451,146 @@ fn range_reply(items: Vec<(&[u8], f64)>, with_scores: bool) -> Reply {
         }
     }
     Reply::Array(out)
+}
+
+pub fn zmscore(s: &mut Server, a: &Args) -> Reply {
+    let zset = tri!(read(s, a.bytes(1)));
+    let scores = (2..a.len())
+        .map(|i| match zset.and_then(|z| z.score(a.bytes(i))) {
+            Some(score) => Reply::double(score),
+            None => Reply::Nil,
+        })
+        .collect();
+    Reply::Array(scores)
+}
+
+pub fn zlexcount(s: &mut Server, a: &Args) -> Reply {
+    let range = tri!(lex_range(a.bytes(2), a.bytes(3)));
+    let count = tri!(read(s, a.bytes(1))).map_or(0, |z| z.lex_count(&range));
+    Reply::Integer(count as i64)
+}
+
+pub fn zpopmin(s: &mut Server, a: &Args) -> Reply {
+    pop_command(s, a, false)
+}
+
+pub fn zpopmax(s: &mut Server, a: &Args) -> Reply {
+    pop_command(s, a, true)
+}
+
+/// ZPOPMIN/ZPOPMAX key [count]: a flat array of member, score pairs.
+fn pop_command(s: &mut Server, a: &Args, max: bool) -> Reply {
+    if a.len() > 3 {
+        return Reply::error(errors::SYNTAX);
+    }
+    let count = if a.len() == 3 {
+        // getPositiveLongFromObjectOrReply: one message for junk and negatives.
+        match a.int(2) {
+            Ok(n) if n >= 0 => Some(n as usize),
+            _ => return Reply::error("ERR value is out of range, must be positive"),
+        }
+    } else {
+        None
+    };
+    let key = a.bytes(1);
+    if tri!(read(s, key)).is_none() || count == Some(0) {
+        return Reply::Array(Vec::new());
+    }
+    Reply::Array(pop_pairs(s, key, count.unwrap_or(1), max))
+}
+
+/// Pops up to `count` elements from an existing zset, deleting the key when it
+/// empties; returns member, score, member, score, ...
+fn pop_pairs(s: &mut Server, key: &[u8], count: usize, max: bool) -> Vec<Reply> {
+    let mut out = Vec::new();
+    if let Ok(Some(zset)) = write(s, key) {
+        for _ in 0..count {
+            let Some((member, score)) = zset.pop(max) else {
+                break;
+            };
+            out.push(Reply::bulk(member));
+            out.push(Reply::double(score));
+        }
+        if zset.is_empty() {
+            s.keyspace.remove(key);
+        }
+    }
+    out
+}
+
+pub fn bzpopmin(s: &mut Server, a: &Args) -> Reply {
+    blocking_pop(s, a, false)
+}
+
+pub fn bzpopmax(s: &mut Server, a: &Args) -> Reply {
+    blocking_pop(s, a, true)
+}
+
+/// BZPOPMIN/BZPOPMAX key [key ...] timeout: pops from the first non-empty key and
+/// replies key, member, score; with every key empty the client blocks (through the
+/// listener) or, where it cannot block, gets a null array.
+fn blocking_pop(s: &mut Server, a: &Args, max: bool) -> Reply {
+    let timeout = tri!(parse_timeout(a.bytes(a.len() - 1)));
+    let keys = 1..a.len() - 1;
+    for i in keys.clone() {
+        let key = a.bytes(i);
+        match tri!(read(s, key)) {
+            Some(z) if !z.is_empty() => {
+                let mut reply = vec![Reply::bulk(key)];
+                reply.extend(pop_pairs(s, key, 1, max));
+                return Reply::Array(reply);
+            }
+            _ => continue,
+        }
+    }
+    let keys = keys.map(|i| a.bytes(i).to_vec()).collect();
+    s.block(keys, timeout);
+    Reply::NilArray
+}
+
+/// A blocking command's timeout in seconds (0 waits forever), as milliseconds
+/// rounded up (`getTimeoutFromObjectOrReply`).
+fn parse_timeout(arg: &[u8]) -> Result<Option<i64>, Reply> {
+    let seconds = num::parse_double_arg(arg)
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| Reply::error("ERR timeout is not a float or out of range"))?;
+    let ms = (seconds * 1000.0).ceil();
+    if ms > i64::MAX as f64 / 2.0 {
+        return Err(Reply::error("ERR timeout is out of range"));
+    }
+    if ms < 0.0 {
+        return Err(Reply::error("ERR timeout is negative"));
+    }
+    Ok((ms > 0.0).then_some(ms as i64))
+}
+
+pub fn zremrangebyrank(s: &mut Server, a: &Args) -> Reply {
+    let (start, end) = (tri!(a.int(2)), tri!(a.int(3)));
+    remove_range(s, a, |z| {
+        clamp_ranks(start, end, z.len()).map_or(0, |(lo, hi)| z.remove_rank_range(lo, hi))
+    })
+}
+
+pub fn zremrangebyscore(s: &mut Server, a: &Args) -> Reply {
+    let range = tri!(score_range(a.bytes(2), a.bytes(3)));
+    remove_range(s, a, |z| z.remove_score_range(&range))
+}
+
+pub fn zremrangebylex(s: &mut Server, a: &Args) -> Reply {
+    let range = tri!(lex_range(a.bytes(2), a.bytes(3)));
+    remove_range(s, a, |z| z.remove_lex_range(&range))
+}
+
+/// Shared tail of the ZREMRANGEBY* commands: run `remove` on the zset, delete the
+/// key if it emptied, reply how many went.
+fn remove_range(s: &mut Server, a: &Args, remove: impl FnOnce(&mut Zset) -> usize) -> Reply {
+    let key = a.bytes(1);
+    let Some(zset) = tri!(write(s, key)) else {
+        return Reply::Integer(0);
+    };
+    let removed = remove(zset);
+    if zset.is_empty() {
+        s.keyspace.remove(key);
+    }
+    Reply::Integer(removed as i64)
 }

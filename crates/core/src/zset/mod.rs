@@ -241,6 +241,144 @@ impl Zset {
         items.take(take).map(|(s, m)| (m, s)).collect()
     }
 
+    /// Rank of the first element of a lex range, found the way the current encoding
+    /// finds it. Lex ranges assume every score is equal; when they are not, a
+    /// listpack answers by scanning from the head (`zzlFirstInLexRange`), which is
+    /// the behaviour reproduced here.
+    fn lex_first(&self, range: &LexRange) -> Option<usize> {
+        match self.encoding {
+            Encoding::Skiplist => self.order.first_in_lex_range(range),
+            Encoding::Listpack => {
+                if !self.listpack_may_hold(range) {
+                    return None;
+                }
+                let (rank, (_, member)) = self
+                    .order
+                    .iter()
+                    .enumerate()
+                    .find(|(_, (_, m))| range.gte_min(m))?;
+                range.lte_max(member).then_some(rank)
+            }
+        }
+    }
+
+    /// Rank of the last element of a lex range (`zzlLastInLexRange` scans from the tail).
+    fn lex_last(&self, range: &LexRange) -> Option<usize> {
+        match self.encoding {
+            Encoding::Skiplist => self.order.last_in_lex_range(range),
+            Encoding::Listpack => {
+                if !self.listpack_may_hold(range) {
+                    return None;
+                }
+                let last = self.len() - 1;
+                let (back, (_, member)) = self
+                    .order
+                    .rev_iter_from_rank(last)
+                    .enumerate()
+                    .find(|(_, (_, m))| range.lte_max(m))?;
+                range.gte_min(member).then_some(last - back)
+            }
+        }
+    }
+
+    /// `zzlIsInLexRange`: the range is not empty, the last member is not below the
+    /// minimum and the first is not above the maximum.
+    fn listpack_may_hold(&self, range: &LexRange) -> bool {
+        let (Some((_, first)), Some((_, last))) = (
+            self.order.get_by_rank(0),
+            self.order.get_by_rank(self.len().wrapping_sub(1)),
+        ) else {
+            return false;
+        };
+        !range.is_empty() && range.gte_min(last) && range.lte_max(first)
+    }
+
+    /// The elements of a lex range in the order a BYLEX range command returns them:
+    /// start at the first (or, reversed, the last) element in range, skip `offset`,
+    /// then walk while still inside the range, at most `limit` elements.
+    pub fn lex_walk(
+        &self,
+        range: &LexRange,
+        reverse: bool,
+        offset: usize,
+        limit: Option<usize>,
+    ) -> Vec<(&[u8], f64)> {
+        let start = if reverse {
+            self.lex_last(range)
+        } else {
+            self.lex_first(range)
+        };
+        let Some(start) = start else {
+            return Vec::new();
+        };
+        let items: Box<dyn Iterator<Item = (f64, &[u8])>> = if reverse {
+            Box::new(self.order.rev_iter_from_rank(start))
+        } else {
+            Box::new(self.order.iter_from_rank(start))
+        };
+        items
+            .skip(offset)
+            .take_while(|(_, m)| {
+                if reverse {
+                    range.gte_min(m)
+                } else {
+                    range.lte_max(m)
+                }
+            })
+            .take(limit.unwrap_or(usize::MAX))
+            .map(|(s, m)| (m, s))
+            .collect()
+    }
+
+    /// ZLEXCOUNT: a listpack counts forward from the first match while in range; the
+    /// skiplist subtracts the ranks of the first and last match.
+    pub fn lex_count(&self, range: &LexRange) -> usize {
+        match self.encoding {
+            Encoding::Listpack => self.lex_walk(range, false, 0, None).len(),
+            Encoding::Skiplist => match (self.lex_first(range), self.lex_last(range)) {
+                (Some(first), Some(last)) if last >= first => last - first + 1,
+                _ => 0,
+            },
+        }
+    }
+
+    /// Removes and returns the lowest (or, with `max`, the highest) element.
+    pub fn pop(&mut self, max: bool) -> Option<(Vec<u8>, f64)> {
+        let rank = if max { self.len().checked_sub(1)? } else { 0 };
+        let (score, member) = self.order.get_by_rank(rank).map(|(s, m)| (s, m.to_vec()))?;
+        self.remove(&member);
+        Some((member, score))
+    }
+
+    /// Removes ranks `start..=end` (ascending, already clamped); returns how many.
+    pub fn remove_rank_range(&mut self, start: usize, end: usize) -> usize {
+        let removed = self.order.delete_range_by_rank(start, end);
+        self.forget(removed)
+    }
+
+    pub fn remove_score_range(&mut self, range: &ScoreRange) -> usize {
+        let removed = self.order.delete_range_by_score(range);
+        self.forget(removed)
+    }
+
+    /// Removes what a forward BYLEX walk would return.
+    pub fn remove_lex_range(&mut self, range: &LexRange) -> usize {
+        let members: Vec<Vec<u8>> = self
+            .lex_walk(range, false, 0, None)
+            .into_iter()
+            .map(|(m, _)| m.to_vec())
+            .collect();
+        members.iter().filter(|m| self.remove(m)).count()
+    }
+
+    /// Drops members the skiplist already removed from the dict.
+    fn forget(&mut self, removed: Vec<Vec<u8>>) -> usize {
+        for member in &removed {
+            self.scores.remove(member.as_slice());
+        }
+        removed.len()
+    }
+
     /// The skiplist itself, for labs that show its shape.
     pub fn skiplist(&self) -> &SkipList {
         &self.order

@@ -1,0 +1,61 @@
+//! Blocking pops through the listener: a waiting client is served by a later push,
+//! in the order clients blocked, and gets a null array at its timeout.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use redislab_listener::CoreListener;
+
+fn send(stream: &mut TcpStream, args: &[&str]) {
+    let mut out = format!("*{}\r\n", args.len());
+    for a in args {
+        out.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+    }
+    stream.write_all(out.as_bytes()).unwrap();
+}
+
+/// Reads until `expected_len` bytes arrived (replies here are small and known).
+fn read_exact_text(stream: &mut TcpStream, expected_len: usize) -> String {
+    let mut buf = vec![0u8; expected_len];
+    stream.read_exact(&mut buf).unwrap();
+    String::from_utf8(buf).unwrap()
+}
+
+fn connect(listener: &CoreListener) -> TcpStream {
+    let s = TcpStream::connect(("127.0.0.1", listener.port())).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s
+}
+
+#[test]
+fn a_waiting_pop_is_served_by_a_later_push_in_blocking_order() {
+    let listener = CoreListener::start(0).unwrap();
+    let mut first = connect(&listener);
+    let mut second = connect(&listener);
+    let mut producer = connect(&listener);
+    send(&mut first, &["BZPOPMIN", "jobs", "5"]);
+    std::thread::sleep(Duration::from_millis(100));
+    send(&mut second, &["BZPOPMIN", "jobs", "5"]);
+    std::thread::sleep(Duration::from_millis(100));
+    send(&mut producer, &["ZADD", "jobs", "1", "a", "2", "b"]);
+    assert_eq!(read_exact_text(&mut producer, 4), ":2\r\n");
+    let reply = "*3\r\n$4\r\njobs\r\n$1\r\na\r\n$1\r\n1\r\n";
+    assert_eq!(read_exact_text(&mut first, reply.len()), reply);
+    let reply = "*3\r\n$4\r\njobs\r\n$1\r\nb\r\n$1\r\n2\r\n";
+    assert_eq!(read_exact_text(&mut second, reply.len()), reply);
+}
+
+#[test]
+fn a_waiting_pop_times_out_with_a_null_array() {
+    let listener = CoreListener::start(0).unwrap();
+    let mut client = connect(&listener);
+    let started = Instant::now();
+    send(&mut client, &["BZPOPMAX", "empty", "0.2"]);
+    assert_eq!(read_exact_text(&mut client, 5), "*-1\r\n");
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(190),
+        "returned after {waited:?}"
+    );
+}
