@@ -234,9 +234,9 @@ fn random_command(rng: &mut ChaCha8Rng, big: bool) -> Vec<Vec<u8>> {
             if name.starts_with('B') {
                 // A short timeout: on an empty key Redis waits 10 ms, the in-process
                 // core cannot block and answers the same null array at once.
-                argv.push(s(*["0.01", "-1", "x"].choose(rng).unwrap()));
+                argv.push(s(["0.01", "-1", "x"].choose(rng).unwrap()));
             } else if rng.gen_bool(0.5) {
-                argv.push(s(*["0", "1", "2", "5", "-1", "x"].choose(rng).unwrap()));
+                argv.push(s(["0", "1", "2", "5", "-1", "x"].choose(rng).unwrap()));
             }
         }
         17 => {
