@@ -94,6 +94,24 @@ impl Kv {
             .map_err(|e| error_text(&e))
     }
 
+    /// Sends one command whose arguments may be any bytes (e.g. `lara\xff`).
+    pub fn cmd_bytes(&mut self, args: &[&[u8]]) -> Result<Value, String> {
+        let mut cmd = redis::cmd(&String::from_utf8_lossy(args[0]));
+        for a in &args[1..] {
+            cmd.arg(*a);
+        }
+        cmd.query::<Value>(&mut self.conn)
+            .map_err(|e| error_text(&e))
+    }
+
+    /// Sends one command expecting an array, and returns its items as text.
+    pub fn items(&mut self, args: &[&[u8]]) -> Result<Vec<String>, String> {
+        match self.cmd_bytes(args)? {
+            Value::Array(items) => Ok(items.iter().map(render_nested).collect()),
+            other => Err(format!("expected an array, got {}", render(&other))),
+        }
+    }
+
     /// Sends one command and renders its reply as a table cell: errors as their
     /// text, so a row shows exactly what the server said.
     pub fn reply(&mut self, args: &[&str]) -> String {
@@ -240,6 +258,30 @@ impl Pg {
             schema,
             client,
         })
+    }
+
+    /// Runs statements whose result does not matter; an error is returned as text.
+    pub fn exec(&mut self, sql: &str) -> Result<(), String> {
+        self.client
+            .batch_execute(sql)
+            .map_err(|e| format!("pg: {}", pg_error_text(&e)))
+    }
+
+    /// Runs a query and returns every row's first column as text.
+    pub fn rows(&mut self, sql: &str) -> Result<Vec<String>, String> {
+        let messages = self
+            .client
+            .simple_query(sql)
+            .map_err(|e| pg_error_text(&e))?;
+        Ok(messages
+            .iter()
+            .filter_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(r) => {
+                    Some(r.get(0).unwrap_or("NULL").to_string())
+                }
+                _ => None,
+            })
+            .collect())
     }
 
     /// Runs a query and renders every row's first column, space-separated; a

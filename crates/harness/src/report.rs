@@ -217,7 +217,19 @@ impl Report {
             cells.push(verdict(row));
             table.push(cells);
         }
-        out.push_str(&format_table(&table));
+        let columns = format_table(&table);
+        // Long values make a side-by-side table unreadable in a terminal: then each
+        // row becomes a small block with one line per source.
+        let widest = columns
+            .lines()
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or(0);
+        if widest <= MAX_TABLE_WIDTH {
+            out.push_str(&columns);
+        } else {
+            out.push_str(&format_blocks(&table));
+        }
         if !self.notes.is_empty() {
             out.push('\n');
             for note in &self.notes {
@@ -262,6 +274,30 @@ impl Row {
             Kind::Random => "random",
         }
     }
+}
+
+const MAX_TABLE_WIDTH: usize = 160;
+
+/// One block per row: the label and verdict, then `source  value` lines.
+fn format_blocks(table: &[Vec<String>]) -> String {
+    let header = &table[0];
+    let width = header.iter().map(|h| h.chars().count()).max().unwrap_or(0);
+    let mut out = String::new();
+    for row in &table[1..] {
+        let verdict = row.last().map(String::as_str).unwrap_or("");
+        out.push_str(&format!("{}  [{verdict}]\n", row[0]));
+        let sources = header
+            .iter()
+            .zip(row)
+            .skip(1)
+            .take(row.len().saturating_sub(2));
+        // Backends with nothing to say about this row are left out of its block.
+        for (name, value) in sources.filter(|(n, v)| *n == "article" || v.as_str() != "-") {
+            out.push_str(&format!("    {name:<width$}  {value}\n"));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// Left-aligned columns separated by two spaces; widths count characters, not bytes.

@@ -111,14 +111,12 @@ fn ties(kv: &mut Kv, rec: &mut Recorder) -> Result<(), String> {
 }
 
 fn pg_orders(pg: &mut Pg, rec: &mut Recorder) -> Result<(), String> {
-    pg.client
-        .batch_execute(
-            "CREATE TABLE lb (seq serial, name text, points int);
-             INSERT INTO lb (name, points) VALUES ('zed',100),('amy',100),('Bob',100),('kim',90);
-             CREATE TABLE vn (name text);
-             INSERT INTO vn VALUES ('An'),('Ánh'),('Bình'),('Dũng'),('Đức');",
-        )
-        .map_err(|e| format!("pg: {e}"))?;
+    pg.exec(
+        "CREATE TABLE lb (seq serial, name text, points int);
+         INSERT INTO lb (name, points) VALUES ('zed',100),('amy',100),('Bob',100),('kim',90);
+         CREATE TABLE vn (name text);
+         INSERT INTO vn VALUES ('An'),('Ánh'),('Bình'),('Dũng'),('Đức');",
+    )?;
     rec.put(
         "zrange",
         pg.column("SELECT string_agg(name || ' ' || points, ' ' ORDER BY points, name COLLATE \"C\") FROM lb"),

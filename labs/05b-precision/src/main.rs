@@ -157,14 +157,12 @@ fn scores(kv: &mut Kv, rec: &mut Recorder) -> Result<(), String> {
 }
 
 fn pg_exact(pg: &mut Pg, rec: &mut Recorder) -> Result<(), String> {
-    pg.client
-        .batch_execute("CREATE TABLE comp (member text, score bigint); CREATE TABLE comp2 (member text, score bigint);")
-        .map_err(|e| format!("pg: {e}"))?;
+    pg.exec("CREATE TABLE comp (member text, score bigint); CREATE TABLE comp2 (member text, score bigint);")?;
     rec.put("2^53-a", pg.column("SELECT 9007199254740992::bigint"));
     rec.put("2^53+1-b", pg.column("SELECT 9007199254740993::bigint"));
     for (member, t) in COMPOSITE {
         let score = decimal_packing(POINTS, t);
-        pg.column(&format!("INSERT INTO comp VALUES ('{member}', {score})"));
+        pg.exec(&format!("INSERT INTO comp VALUES ('{member}', {score})"))?;
         rec.put(
             &format!("comp-{member}"),
             pg.column(&format!("SELECT score FROM comp WHERE member = '{member}'")),
@@ -176,7 +174,7 @@ fn pg_exact(pg: &mut Pg, rec: &mut Recorder) -> Result<(), String> {
     );
     for (member, t) in SAFE {
         let score = binary_packing(SAFE_POINTS, t);
-        pg.column(&format!("INSERT INTO comp2 VALUES ('{member}', {score})"));
+        pg.exec(&format!("INSERT INTO comp2 VALUES ('{member}', {score})"))?;
         rec.put(
             &format!("safe-{member}"),
             pg.column(&format!(
