@@ -3,7 +3,7 @@
 //! This crate knows nothing about sockets, servers or lab tables. It has three
 //! layers, each usable on its own:
 //!
-//! * the structures ([`zset`]): plain Rust types with the algorithms Redis uses;
+//! * the structures ([`zset`], [`dict`]): plain Rust types with the algorithms Redis uses;
 //! * the keyspace ([`keyspace`]): named values with types and expiry;
 //! * the command layer ([`commands`]): `argv` in, a [`Reply`] out, with Redis's exact
 //!   replies, error strings and number formatting.
@@ -18,6 +18,7 @@
 //! ```
 
 pub mod commands;
+pub mod dict;
 pub mod keyspace;
 pub mod num;
 pub mod reply;
