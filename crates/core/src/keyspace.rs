@@ -6,12 +6,14 @@
 use std::collections::HashMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::hash::Hash;
 use crate::zset::Zset;
 
 /// A value stored under a key. More types arrive with the labs that need them.
 #[derive(Debug)]
 pub enum Value {
     Zset(Zset),
+    Hash(Hash),
 }
 
 impl Value {
@@ -19,6 +21,7 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Zset(_) => "zset",
+            Value::Hash(_) => "hash",
         }
     }
 }

@@ -19,9 +19,11 @@
 
 pub mod commands;
 pub mod dict;
+pub mod hash;
 pub mod keyspace;
 pub mod num;
 pub mod reply;
+pub mod sampling;
 pub mod zset;
 
 pub use commands::Server;

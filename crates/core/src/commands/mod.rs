@@ -7,7 +7,11 @@
 
 mod args;
 mod generic;
+mod hash;
 mod zset;
+
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 use crate::keyspace::Keyspace;
 use crate::reply::{errors, Reply};
@@ -33,7 +37,7 @@ const fn spec(name: &'static str, arity: i32, handler: Handler) -> CommandSpec {
 }
 
 /// Every family's table; each family module owns its own list.
-const TABLES: &[&[CommandSpec]] = &[generic::COMMANDS, zset::COMMANDS];
+const TABLES: &[&[CommandSpec]] = &[generic::COMMANDS, zset::COMMANDS, hash::COMMANDS];
 
 fn lookup(lower_name: &str) -> Option<&'static CommandSpec> {
     TABLES
@@ -60,16 +64,37 @@ pub enum Execution {
 }
 
 /// The core's server state: a keyspace plus the command table.
-#[derive(Default)]
 pub struct Server {
     pub keyspace: Keyspace,
     /// Set by a blocking command that found nothing, when the caller can block.
     pending_block: Option<Blocked>,
+    /// Seed of every dict's hash function (Redis picks one at random at start-up;
+    /// the core's is fixed so runs repeat).
+    pub dict_seed: [u8; 16],
+    /// The generator behind random commands (ZRANDMEMBER, HRANDFIELD, skiplist
+    /// levels are separate).
+    pub rng: ChaCha8Rng,
+}
+
+impl Default for Server {
+    fn default() -> Server {
+        Server::with_seed(0)
+    }
 }
 
 impl Server {
     pub fn new() -> Server {
         Server::default()
+    }
+
+    /// A server whose random draws and dict hash seed derive from `seed`.
+    pub fn with_seed(seed: u64) -> Server {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut dict_seed = crate::dict::DEFAULT_SEED;
+        if seed != 0 {
+            rng.fill_bytes(&mut dict_seed);
+        }
+        Server { keyspace: Keyspace::new(), pending_block: None, dict_seed, rng }
     }
 
     /// Executes one command given as raw byte arguments (`argv[0]` is the name).

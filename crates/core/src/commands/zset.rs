@@ -594,3 +594,23 @@ fn remove_range(s: &mut Server, a: &Args, remove: impl FnOnce(&mut Zset) -> usiz
     }
     Reply::Integer(removed as i64)
 }
+
+/// The count argument of ZRANDMEMBER/HRANDFIELD (`getRangeLongFromObjectOrReply`
+/// over ±LONG_MAX), with the optional WITHSCORES/WITHVALUES word after it.
+pub(super) fn random_count(a: &Args, with_word: &str) -> Result<i64, Reply> {
+    let count = a.int(2)?;
+    if count == i64::MIN {
+        return Err(Reply::error(format!(
+            "ERR value is out of range, must be between {} and {}",
+            -i64::MAX,
+            i64::MAX
+        )));
+    }
+    if a.len() > 4 || (a.len() == 4 && !a.is(3, with_word)) {
+        return Err(Reply::error(errors::SYNTAX));
+    }
+    if a.len() == 4 && !(-i64::MAX / 2..=i64::MAX / 2).contains(&count) {
+        return Err(Reply::error("ERR value is out of range"));
+    }
+    Ok(count)
+}
