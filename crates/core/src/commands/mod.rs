@@ -8,6 +8,7 @@
 mod args;
 mod generic;
 mod zset;
+mod zset_setops;
 
 use crate::keyspace::Keyspace;
 use crate::reply::{errors, Reply};
@@ -33,7 +34,7 @@ const fn spec(name: &'static str, arity: i32, handler: Handler) -> CommandSpec {
 }
 
 /// Every family's table; each family module owns its own list.
-const TABLES: &[&[CommandSpec]] = &[generic::COMMANDS, zset::COMMANDS];
+const TABLES: &[&[CommandSpec]] = &[generic::COMMANDS, zset::COMMANDS, zset_setops::COMMANDS];
 
 fn lookup(lower_name: &str) -> Option<&'static CommandSpec> {
     TABLES

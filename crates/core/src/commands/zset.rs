@@ -397,7 +397,7 @@ fn walk(
     zset.walk_span(span, reverse, offset as usize, limit)
 }
 
-fn range_reply(items: Vec<(&[u8], f64)>, with_scores: bool) -> Reply {
+pub(super) fn range_reply(items: Vec<(&[u8], f64)>, with_scores: bool) -> Reply {
     let mut out = Vec::with_capacity(items.len() * if with_scores { 2 } else { 1 });
     for (member, score) in items {
         out.push(Reply::bulk(member));
