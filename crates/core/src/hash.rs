@@ -31,7 +31,10 @@ pub struct Hash {
 
 impl Hash {
     pub fn new(seed: [u8; 16]) -> Hash {
-        Hash { repr: Repr::Listpack(Vec::new()), seed }
+        Hash {
+            repr: Repr::Listpack(Vec::new()),
+            seed,
+        }
     }
 
     /// The name OBJECT ENCODING prints.
@@ -86,7 +89,10 @@ impl Hash {
 
     pub fn get(&mut self, field: &[u8]) -> Option<&[u8]> {
         match &mut self.repr {
-            Repr::Listpack(pairs) => pairs.iter().find(|(f, _)| f == field).map(|(_, v)| v.as_slice()),
+            Repr::Listpack(pairs) => pairs
+                .iter()
+                .find(|(f, _)| f == field)
+                .map(|(_, v)| v.as_slice()),
             Repr::Table(dict) => dict.get(field).map(Vec::as_slice),
         }
     }
@@ -143,7 +149,10 @@ impl Hash {
     /// Every pair, in the order Redis walks them (listpack order, or dict order).
     pub fn pairs(&self) -> Vec<(&[u8], &[u8])> {
         match &self.repr {
-            Repr::Listpack(pairs) => pairs.iter().map(|(f, v)| (f.as_slice(), v.as_slice())).collect(),
+            Repr::Listpack(pairs) => pairs
+                .iter()
+                .map(|(f, v)| (f.as_slice(), v.as_slice()))
+                .collect(),
             Repr::Table(dict) => dict.iter().map(|(f, v)| (f, v.as_slice())).collect(),
         }
     }

@@ -64,6 +64,13 @@ impl Keyspace {
         self.entries.get(key).map(|e| &e.value)
     }
 
+    /// Reads `key` without the lazy-expiry check, for a command that has already
+    /// looked its keys up with [`Keyspace::get`] and needs several values borrowed at
+    /// once (the ZUNION family).
+    pub fn peek(&self, key: &[u8]) -> Option<&Value> {
+        self.entries.get(key).map(|e| &e.value)
+    }
+
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Value> {
         self.expire_if_due(key);
         self.entries.get_mut(key).map(|e| &mut e.value)

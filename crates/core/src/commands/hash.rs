@@ -49,7 +49,10 @@ pub fn hset(s: &mut Server, a: &Args) -> Reply {
     let hash = tri!(read(s, key)).expect("hash exists");
     let args: Vec<&[u8]> = (2..a.len()).map(|i| a.bytes(i)).collect();
     hash.prepare_for(&args);
-    let created = args.chunks(2).filter(|pair| hash.set(pair[0], pair[1])).count();
+    let created = args
+        .chunks(2)
+        .filter(|pair| hash.set(pair[0], pair[1]))
+        .count();
     if a.bytes(0)[1].eq_ignore_ascii_case(&b's') {
         Reply::Integer(created as i64)
     } else {
@@ -89,7 +92,11 @@ pub fn hgetall(s: &mut Server, a: &Args) -> Reply {
     let Some(hash) = tri!(read(s, a.bytes(1))) else {
         return Reply::Array(Vec::new());
     };
-    let items = hash.pairs().into_iter().flat_map(|(f, v)| [Reply::bulk(f), Reply::bulk(v)]).collect();
+    let items = hash
+        .pairs()
+        .into_iter()
+        .flat_map(|(f, v)| [Reply::bulk(f), Reply::bulk(v)])
+        .collect();
     Reply::Array(items)
 }
 
@@ -124,7 +131,13 @@ fn hrandfield_count(s: &mut Server, a: &Args, count: i64, with_values: bool) -> 
     let emit = |pairs: Vec<(Vec<u8>, Vec<u8>)>| {
         let items = pairs
             .into_iter()
-            .flat_map(|(f, v)| if with_values { vec![Reply::bulk(f), Reply::bulk(v)] } else { vec![Reply::bulk(f)] })
+            .flat_map(|(f, v)| {
+                if with_values {
+                    vec![Reply::bulk(f), Reply::bulk(v)]
+                } else {
+                    vec![Reply::bulk(f)]
+                }
+            })
             .collect();
         Reply::Array(items)
     };
@@ -134,12 +147,18 @@ fn hrandfield_count(s: &mut Server, a: &Args, count: i64, with_values: bool) -> 
     }
     let listpack = hash.encoding_name() == "listpack";
     let owned = |h: &Hash| -> Vec<(Vec<u8>, Vec<u8>)> {
-        h.pairs().into_iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect()
+        h.pairs()
+            .into_iter()
+            .map(|(f, v)| (f.to_vec(), v.to_vec()))
+            .collect()
     };
     if count < 0 || wanted == 1 {
         let picks = if listpack {
             let all = owned(hash);
-            sampling::draws_with_repeats(all.len(), wanted, rng).into_iter().map(|i| all[i].clone()).collect()
+            sampling::draws_with_repeats(all.len(), wanted, rng)
+                .into_iter()
+                .map(|i| all[i].clone())
+                .collect()
         } else {
             (0..wanted)
                 .filter_map(|_| hash.random_pair(rng).map(|(f, v)| (f.to_vec(), v.to_vec())))
@@ -153,14 +172,22 @@ fn hrandfield_count(s: &mut Server, a: &Args, count: i64, with_values: bool) -> 
     }
     if listpack {
         let all = owned(hash);
-        return emit(sampling::unique_in_order(size, wanted, rng).into_iter().map(|i| all[i].clone()).collect());
+        return emit(
+            sampling::unique_in_order(size, wanted, rng)
+                .into_iter()
+                .map(|i| all[i].clone())
+                .collect(),
+        );
     }
     if wanted * 3 > size {
         return emit(sampling::discard_down_to(owned(hash), wanted, rng));
     }
     let mut picked: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(wanted);
     while picked.len() < wanted {
-        let (f, v) = hash.random_pair(rng).map(|(f, v)| (f.to_vec(), v.to_vec())).expect("non-empty hash");
+        let (f, v) = hash
+            .random_pair(rng)
+            .map(|(f, v)| (f.to_vec(), v.to_vec()))
+            .expect("non-empty hash");
         if !picked.iter().any(|(seen, _)| *seen == f) {
             picked.push((f, v));
         }

@@ -9,6 +9,7 @@ mod args;
 mod generic;
 mod hash;
 mod zset;
+mod zset_setops;
 
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -37,7 +38,12 @@ const fn spec(name: &'static str, arity: i32, handler: Handler) -> CommandSpec {
 }
 
 /// Every family's table; each family module owns its own list.
-const TABLES: &[&[CommandSpec]] = &[generic::COMMANDS, zset::COMMANDS, hash::COMMANDS];
+const TABLES: &[&[CommandSpec]] = &[
+    generic::COMMANDS,
+    zset::COMMANDS,
+    zset_setops::COMMANDS,
+    hash::COMMANDS,
+];
 
 fn lookup(lower_name: &str) -> Option<&'static CommandSpec> {
     TABLES
@@ -94,7 +100,12 @@ impl Server {
         if seed != 0 {
             rng.fill_bytes(&mut dict_seed);
         }
-        Server { keyspace: Keyspace::new(), pending_block: None, dict_seed, rng }
+        Server {
+            keyspace: Keyspace::new(),
+            pending_block: None,
+            dict_seed,
+            rng,
+        }
     }
 
     /// Executes one command given as raw byte arguments (`argv[0]` is the name).

@@ -105,6 +105,25 @@ impl Zset {
         }
     }
 
+    /// A set built whole from a computed result, as ZUNIONSTORE, ZINTERSTORE and
+    /// ZDIFFSTORE build theirs: Redis fills a skiplist, then
+    /// `zsetConvertToListpackIfNeeded` turns it into a listpack if it has at most 128
+    /// members and none is longer than 64 bytes (and so `-0` scores become `0`).
+    pub fn from_result(items: Vec<(Vec<u8>, f64)>) -> Zset {
+        let mut z = Zset::new();
+        let fits = items.len() <= MAX_LISTPACK_ENTRIES
+            && items.iter().all(|(m, _)| m.len() <= MAX_LISTPACK_VALUE);
+        if !fits {
+            z.encoding = Encoding::Skiplist;
+        }
+        for (member, score) in items {
+            let kept = z.stored(score);
+            z.order.insert(kept, member.clone());
+            z.scores.insert(member, kept);
+        }
+        z
+    }
+
     pub fn encoding(&self) -> Encoding {
         self.encoding
     }
@@ -129,6 +148,11 @@ impl Zset {
 
     pub fn score(&self, member: &[u8]) -> Option<f64> {
         self.scores.get(member).copied()
+    }
+
+    /// All elements, lowest score first (ties by member bytes).
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], f64)> {
+        self.order.iter().map(|(s, m)| (m, s))
     }
 
     /// Applies one (score, member) pair the way Redis's `zsetAdd` does.
