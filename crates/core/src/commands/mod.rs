@@ -7,6 +7,7 @@
 
 mod args;
 mod generic;
+mod introspection;
 mod zset;
 
 use crate::keyspace::Keyspace;
@@ -33,7 +34,7 @@ const fn spec(name: &'static str, arity: i32, handler: Handler) -> CommandSpec {
 }
 
 /// Every family's table; each family module owns its own list.
-const TABLES: &[&[CommandSpec]] = &[generic::COMMANDS, zset::COMMANDS];
+const TABLES: &[&[CommandSpec]] = &[generic::COMMANDS, zset::COMMANDS, introspection::COMMANDS];
 
 fn lookup(lower_name: &str) -> Option<&'static CommandSpec> {
     TABLES
