@@ -3,7 +3,9 @@
 //! This crate knows nothing about sockets, servers or lab tables. It has three
 //! layers, each usable on its own:
 //!
-//! * the structures ([`zset`], [`dict`]): plain Rust types with the algorithms Redis uses;
+//! * the structures ([`zset`], [`dict`], [`hash`]): plain Rust types with the
+//!   algorithms Redis uses, and what Redis's MEMORY USAGE would say about them
+//!   ([`memory`]);
 //! * the keyspace ([`keyspace`]): named values with types and expiry;
 //! * the command layer ([`commands`]): `argv` in, a [`Reply`] out, with Redis's exact
 //!   replies, error strings and number formatting.
@@ -21,6 +23,7 @@ pub mod commands;
 pub mod dict;
 pub mod hash;
 pub mod keyspace;
+pub mod memory;
 pub mod num;
 pub mod reply;
 pub mod sampling;

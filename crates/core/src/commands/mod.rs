@@ -8,6 +8,7 @@
 mod args;
 mod generic;
 mod hash;
+mod introspection;
 mod zset;
 mod zset_setops;
 
@@ -43,6 +44,7 @@ const TABLES: &[&[CommandSpec]] = &[
     zset::COMMANDS,
     zset_setops::COMMANDS,
     hash::COMMANDS,
+    introspection::COMMANDS,
 ];
 
 fn lookup(lower_name: &str) -> Option<&'static CommandSpec> {

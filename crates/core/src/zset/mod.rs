@@ -10,14 +10,18 @@
 //! Redis keeps small sets (at most 128 members, none longer than 64 bytes) in a
 //! compact listpack instead, and converts to skiplist + dict once a set outgrows it.
 //! This module tracks which encoding Redis would be using, with the same thresholds
-//! and conversion points, because it shows through in two places: OBJECT ENCODING,
-//! and scores that a listpack stores as integers (so `-0` reads back as `0`). The
-//! elements themselves always live in the skiplist + dict here.
+//! and conversion points, because it shows through in three places: OBJECT
+//! ENCODING, MEMORY USAGE (see [`crate::memory`], which also needs the bucket count
+//! of Redis's dict, tracked by [`dict_growth`]), and scores that a listpack stores
+//! as integers (so `-0` reads back as `0`). The elements themselves always live in
+//! the skiplist + dict here.
 
+pub mod dict_growth;
 pub mod skiplist;
 
 use std::collections::HashMap;
 
+use dict_growth::DictGrowth;
 pub use skiplist::{LexBound, LexRange, ScoreRange, SkipList};
 
 /// Options of ZADD that change how one (score, member) pair is applied.
@@ -70,6 +74,9 @@ pub struct Zset {
     scores: HashMap<Vec<u8>, f64>,
     order: SkipList,
     encoding: Encoding,
+    /// Table sizes of the dict Redis keeps beside the skiplist (unused while the
+    /// set is a listpack).
+    dict: DictGrowth,
 }
 
 impl Default for Zset {
@@ -84,6 +91,7 @@ impl Zset {
             scores: HashMap::new(),
             order: SkipList::new(),
             encoding: Encoding::Listpack,
+            dict: DictGrowth::default(),
         }
     }
 
@@ -92,7 +100,7 @@ impl Zset {
     pub fn with_hint(size_hint: usize, first_member_len: usize) -> Zset {
         let mut z = Zset::new();
         if size_hint > MAX_LISTPACK_ENTRIES || first_member_len > MAX_LISTPACK_VALUE {
-            z.encoding = Encoding::Skiplist;
+            z.convert(size_hint);
         }
         z
     }
@@ -100,8 +108,24 @@ impl Zset {
     /// `zsetTypeMaybeConvert`: a command adding more than 128 elements at once
     /// converts a listpack up front.
     pub fn prepare_for(&mut self, size_hint: usize) {
-        if size_hint > MAX_LISTPACK_ENTRIES {
-            self.encoding = Encoding::Skiplist;
+        if self.encoding == Encoding::Listpack && size_hint > MAX_LISTPACK_ENTRIES {
+            self.convert(size_hint);
+        }
+    }
+
+    /// `zsetConvertAndExpand` to a skiplist, with the dict presized for `cap`.
+    fn convert(&mut self, cap: usize) {
+        self.encoding = Encoding::Skiplist;
+        self.dict = DictGrowth::presize(cap);
+    }
+
+    /// Buckets of the dict beside the skiplist (both tables while it rehashes),
+    /// or 0 for a listpack. Derived from Redis's growth rules (see
+    /// [`dict_growth`]), assuming the set only grew: no member was ever removed.
+    pub fn dict_buckets(&self) -> usize {
+        match self.encoding {
+            Encoding::Listpack => 0,
+            Encoding::Skiplist => self.dict.buckets(),
         }
     }
 
@@ -160,6 +184,9 @@ impl Zset {
         if score.is_nan() {
             return AddOutcome::NotANumber;
         }
+        if self.encoding == Encoding::Skiplist {
+            self.dict.lookup(self.len());
+        }
         match self.scores.get(member).copied() {
             Some(current) => {
                 if flags.nx {
@@ -185,7 +212,10 @@ impl Zset {
                 if self.encoding == Encoding::Listpack
                     && (self.len() + 1 > MAX_LISTPACK_ENTRIES || member.len() > MAX_LISTPACK_VALUE)
                 {
-                    self.encoding = Encoding::Skiplist;
+                    self.convert(self.len() + 1);
+                }
+                if self.encoding == Encoding::Skiplist {
+                    self.dict.insert(self.len());
                 }
                 let kept = self.stored(score);
                 self.order.insert(kept, member.to_vec());
@@ -196,6 +226,9 @@ impl Zset {
     }
 
     pub fn remove(&mut self, member: &[u8]) -> bool {
+        if self.encoding == Encoding::Skiplist {
+            self.dict.lookup(self.len());
+        }
         match self.scores.remove(member) {
             Some(score) => self.order.delete(score, member),
             None => false,

@@ -463,6 +463,15 @@ impl SkipList {
         self.ids().map(|id| self.node(id).levels.len()).collect()
     }
 
+    /// `(level, member length)` of every element, head to tail: what the size
+    /// of each Redis node allocation depends on.
+    pub fn node_shapes(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.ids().map(|id| {
+            let n = self.node(id);
+            (n.levels.len(), n.member.len())
+        })
+    }
+
     /// The header's span on each level in use, bottom first. With
     /// [`node_levels`](Self::node_levels) this is enough to draw the list.
     pub fn header_spans(&self) -> Vec<usize> {
