@@ -6,7 +6,8 @@
 //!   PostgreSQL ([`Pg`]), each confined to its own key prefix or schema;
 //! * [`report`]: the rows of a lab and their `out/<id>.txt` / `out/<id>.json` form;
 //! * [`check`]: comparison of a fresh run with the committed baselines;
-//! * [`lab`]: the command line every lab binary shares, and the run loop.
+//! * [`lab`]: the command line every lab binary shares, and the run loop;
+//! * [`timing`]: latency distributions, server-side per-call times, bulk loading.
 
 pub mod backend;
 pub mod check;
@@ -15,6 +16,7 @@ pub mod paths;
 pub mod report;
 pub mod servers;
 pub mod testing;
+pub mod timing;
 
 pub use backend::{Kv, Pg};
 pub use lab::{run, Ctx, LabInfo};
