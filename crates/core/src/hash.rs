@@ -25,15 +25,18 @@ enum Repr {
 #[derive(Debug)]
 pub struct Hash {
     repr: Repr,
-    /// The server's hash seed, for the dict this hash may become.
-    seed: [u8; 16],
+}
+
+impl Default for Hash {
+    fn default() -> Hash {
+        Hash::new()
+    }
 }
 
 impl Hash {
-    pub fn new(seed: [u8; 16]) -> Hash {
+    pub fn new() -> Hash {
         Hash {
             repr: Repr::Listpack(Vec::new()),
-            seed,
         }
     }
 
@@ -78,7 +81,7 @@ impl Hash {
     /// order.
     fn convert(&mut self) {
         if let Repr::Listpack(pairs) = &mut self.repr {
-            let mut dict = Dict::with_seed(self.seed);
+            let mut dict = Dict::new();
             dict.expand(pairs.len());
             for (field, value) in pairs.drain(..) {
                 dict.add(field, value);
@@ -165,7 +168,7 @@ mod tests {
 
     #[test]
     fn stays_a_listpack_until_129_fields_or_a_long_value() {
-        let mut h = Hash::new(crate::dict::DEFAULT_SEED);
+        let mut h = Hash::new();
         for i in 0..128 {
             assert!(h.set(format!("f{i}").as_bytes(), b"v"));
         }
@@ -175,7 +178,7 @@ mod tests {
         assert_eq!(h.encoding_name(), "hashtable");
         assert_eq!(h.get(b"f0"), Some(&b"w"[..]));
 
-        let mut small = Hash::new(crate::dict::DEFAULT_SEED);
+        let mut small = Hash::new();
         let long = [b'x'; 65];
         small.prepare_for(&[b"f", &long]);
         assert_eq!(small.encoding_name(), "hashtable");
@@ -184,7 +187,7 @@ mod tests {
     #[test]
     fn random_pairs_come_from_the_hash() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-        let mut h = Hash::new(crate::dict::DEFAULT_SEED);
+        let mut h = Hash::new();
         assert!(h.random_pair(&mut rng).is_none());
         h.set(b"a", b"1");
         h.set(b"b", b"2");

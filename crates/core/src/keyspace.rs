@@ -12,7 +12,8 @@ use crate::zset::Zset;
 /// A value stored under a key. More types arrive with the labs that need them.
 #[derive(Debug)]
 pub enum Value {
-    Zset(Zset),
+    /// Boxed: a zset carries its skiplist header and generator inline.
+    Zset(Box<Zset>),
     Hash(Hash),
 }
 

@@ -103,7 +103,7 @@ fn random_command(rng: &mut ChaCha8Rng, big: bool) -> Vec<Vec<u8>> {
     let lex_key = if big { "lex" } else { key };
     let mut argv: Vec<Vec<u8>> = Vec::new();
     let s = |x: &str| x.as_bytes().to_vec();
-    match rng.gen_range(0..20) {
+    match rng.gen_range(0..21) {
         0..=2 => {
             argv.push(s("ZADD"));
             argv.push(s(key));
@@ -283,6 +283,29 @@ fn random_command(rng: &mut ChaCha8Rng, big: bool) -> Vec<Vec<u8>> {
             }
         }
         19 => argv.extend([s("ZRANGE"), s("dst"), s("0"), s("-1"), s("WITHSCORES")]),
+        20 => {
+            // Only the deterministic shapes of ZRANDMEMBER: a count that covers the
+            // whole set, zero, a missing key, and the argument errors.
+            argv.extend([s("ZRANDMEMBER"), s(["z", "missing"].choose(rng).unwrap())]);
+            if rng.gen_bool(0.8) {
+                argv.push(s([
+                    "0",
+                    "1000",
+                    "x",
+                    "-9223372036854775808",
+                    "4611686018427387904",
+                ]
+                .choose(rng)
+                .unwrap()));
+                if rng.gen_bool(0.5) {
+                    argv.push(s(["WITHSCORES", "withscores", "WITHVALUES"]
+                        .choose(rng)
+                        .unwrap()));
+                }
+            } else {
+                argv[1] = s("missing");
+            }
+        }
         _ => {
             let name = *["DEL", "EXISTS", "TYPE"].choose(rng).unwrap();
             argv.extend([s(name), s(key)]);

@@ -43,8 +43,7 @@ pub fn hset(s: &mut Server, a: &Args) -> Reply {
     }
     let key = a.bytes(1);
     if tri!(read(s, key)).is_none() {
-        let seed = s.dict_seed;
-        s.keyspace.insert(key, Value::Hash(Hash::new(seed)));
+        s.keyspace.insert(key, Value::Hash(Hash::new()));
     }
     let hash = tri!(read(s, key)).expect("hash exists");
     let args: Vec<&[u8]> = (2..a.len()).map(|i| a.bytes(i)).collect();

@@ -12,7 +12,7 @@ mod introspection;
 mod zset;
 mod zset_setops;
 
-use rand::{RngCore, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::keyspace::Keyspace;
@@ -76,9 +76,6 @@ pub struct Server {
     pub keyspace: Keyspace,
     /// Set by a blocking command that found nothing, when the caller can block.
     pending_block: Option<Blocked>,
-    /// Seed of every dict's hash function (Redis picks one at random at start-up;
-    /// the core's is fixed so runs repeat).
-    pub dict_seed: [u8; 16],
     /// The generator behind random commands (ZRANDMEMBER, HRANDFIELD, skiplist
     /// levels are separate).
     pub rng: ChaCha8Rng,
@@ -95,17 +92,14 @@ impl Server {
         Server::default()
     }
 
-    /// A server whose random draws and dict hash seed derive from `seed`.
+    /// A server whose random draws (ZRANDMEMBER, HRANDFIELD) derive from `seed`.
+    /// Every dict hashes with the fixed [`crate::dict::DEFAULT_SEED`], where Redis
+    /// picks a random one at start-up, so a run of the core repeats exactly.
     pub fn with_seed(seed: u64) -> Server {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let mut dict_seed = crate::dict::DEFAULT_SEED;
-        if seed != 0 {
-            rng.fill_bytes(&mut dict_seed);
-        }
+        let rng = ChaCha8Rng::seed_from_u64(seed);
         Server {
             keyspace: Keyspace::new(),
             pending_block: None,
-            dict_seed,
             rng,
         }
     }

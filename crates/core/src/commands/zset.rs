@@ -3,9 +3,11 @@
 //! syntax error wins over WRONGTYPE, exactly as on a real server.
 
 use super::{spec, Args, CommandSpec, Server};
+use crate::dict::Dict;
 use crate::keyspace::Value;
 use crate::num::{self, LexBoundSpec};
 use crate::reply::{errors, Reply};
+use crate::sampling;
 use crate::zset::{AddFlags, AddOutcome, LexBound, LexRange, ScoreRange, Zset};
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -33,6 +35,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     spec("zremrangebyrank", 4, zremrangebyrank),
     spec("zremrangebyscore", 4, zremrangebyscore),
     spec("zremrangebylex", 4, zremrangebylex),
+    spec("zrandmember", -2, zrandmember),
 ];
 
 const NAN_RESULT: &str = "ERR resulting score is not a number (NaN)";
@@ -130,7 +133,7 @@ fn zadd_generic(s: &mut Server, a: &Args, mut flags: AddFlags) -> Reply {
         let first_member_len = pairs[0].1.len();
         s.keyspace.insert(
             key,
-            Value::Zset(Zset::with_hint(pairs.len(), first_member_len)),
+            Value::Zset(Box::new(Zset::with_hint(pairs.len(), first_member_len))),
         );
     }
     let zset = tri!(write(s, key)).expect("zset exists");
@@ -423,7 +426,7 @@ fn store_range(s: &mut Server, dst: &[u8], items: Vec<(Vec<u8>, f64)>, size_hint
     for (member, score) in &items {
         zset.add(*score, member, AddFlags::default());
     }
-    s.keyspace.insert(dst, Value::Zset(zset));
+    s.keyspace.insert(dst, Value::Zset(Box::new(zset)));
     Reply::Integer(items.len() as i64)
 }
 
@@ -601,7 +604,7 @@ pub(super) fn random_count(a: &Args, with_word: &str) -> Result<i64, Reply> {
     let count = a.int(2)?;
     if count == i64::MIN {
         return Err(Reply::error(format!(
-            "ERR value is out of range, must be between {} and {}",
+            "ERR value is out of range, value must between {} and {}",
             -i64::MAX,
             i64::MAX
         )));
@@ -613,4 +616,104 @@ pub(super) fn random_count(a: &Args, with_word: &str) -> Result<i64, Reply> {
         return Err(Reply::error("ERR value is out of range"));
     }
     Ok(count)
+}
+
+/// ZRANDMEMBER key [count [WITHSCORES]].
+pub fn zrandmember(s: &mut Server, a: &Args) -> Reply {
+    if a.len() >= 3 {
+        let count = tri!(random_count(a, "withscores"));
+        return zrandmember_count(s, a, count, a.len() == 4);
+    }
+    let Server { keyspace, rng, .. } = s;
+    let zset = match keyspace.get_mut(a.bytes(1)) {
+        None => return Reply::Nil,
+        Some(Value::Zset(z)) => z,
+        Some(_) => return Reply::error(errors::WRONGTYPE),
+    };
+    match zset.random_member(rng) {
+        Some((member, _)) => Reply::bulk(member),
+        None => Reply::Nil,
+    }
+}
+
+/// `zrandmemberWithCountCommand`: repeats for a negative count (or 1); the whole
+/// set when the count covers it; otherwise a unique sample drawn by selection on a
+/// listpack, by discarding fair-random dict entries when the count is close to the
+/// size, or by repeated fair draws until enough distinct members came up.
+fn zrandmember_count(s: &mut Server, a: &Args, count: i64, with_scores: bool) -> Reply {
+    let Server { keyspace, rng, .. } = s;
+    let zset = match keyspace.get_mut(a.bytes(1)) {
+        None => return Reply::Array(Vec::new()),
+        Some(Value::Zset(z)) => z,
+        Some(_) => return Reply::error(errors::WRONGTYPE),
+    };
+    let wanted = count.unsigned_abs() as usize;
+    if wanted == 0 {
+        return Reply::Array(Vec::new());
+    }
+    let listpack = zset.encoding() == crate::zset::Encoding::Listpack;
+    // Listpack picks index the entries in order; the whole-set and dict-copy cases
+    // walk from the highest score down (zuiNext goes backwards).
+    let all =
+        |z: &Zset| -> Vec<(Vec<u8>, f64)> { z.iter().map(|(m, s)| (m.to_vec(), s)).collect() };
+    let all_descending = |z: &Zset| {
+        let mut items = all(z);
+        items.reverse();
+        items
+    };
+    let picks: Vec<(Vec<u8>, f64)> = if count < 0 || wanted == 1 {
+        if listpack {
+            let items = all(zset);
+            sampling::draws_with_repeats(items.len(), wanted, rng)
+                .into_iter()
+                .map(|i| items[i].clone())
+                .collect()
+        } else {
+            (0..wanted)
+                .filter_map(|_| zset.random_member(rng))
+                .collect()
+        }
+    } else if wanted >= zset.len() {
+        all_descending(zset)
+    } else if listpack {
+        let items = all(zset);
+        sampling::unique_in_order(items.len(), wanted, rng)
+            .into_iter()
+            .map(|i| items[i].clone())
+            .collect()
+    } else if wanted * 3 > zset.len() {
+        discard_with_fair_draws(all_descending(zset), wanted, rng)
+    } else {
+        let mut picked: Vec<(Vec<u8>, f64)> = Vec::with_capacity(wanted);
+        while picked.len() < wanted {
+            let (m, score) = zset.random_member(rng).expect("non-empty zset");
+            if !picked.iter().any(|(seen, _)| *seen == m) {
+                picked.push((m, score));
+            }
+        }
+        picked
+    };
+    range_reply(picks, with_scores)
+}
+
+/// The "count close to the size" case: copy every element into a fresh dict, drop
+/// fair-random entries until `wanted` remain, reply in the dict's order.
+fn discard_with_fair_draws(
+    items: Vec<(Vec<u8>, f64)>,
+    wanted: usize,
+    rng: &mut impl rand::RngCore,
+) -> Vec<(Vec<u8>, f64)> {
+    let mut copy: Dict<f64> = Dict::new();
+    copy.expand(items.len());
+    for (member, score) in items {
+        copy.add(member, score);
+    }
+    while copy.len() > wanted {
+        let victim = copy
+            .fair_random_entry(rng)
+            .map(|(m, _)| m.to_vec())
+            .expect("non-empty dict");
+        copy.remove(&victim);
+    }
+    copy.iter().map(|(m, s)| (m.to_vec(), *s)).collect()
 }

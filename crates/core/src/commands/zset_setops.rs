@@ -376,7 +376,7 @@ fn store(s: &mut Server, dst: &[u8], items: Vec<(Vec<u8>, f64)>) -> Reply {
     }
     let len = items.len() as i64;
     s.keyspace
-        .insert(dst, Value::Zset(Zset::from_result(items)));
+        .insert(dst, Value::Zset(Box::new(Zset::from_result(items))));
     Reply::Integer(len)
 }
 

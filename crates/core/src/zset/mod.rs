@@ -12,16 +12,14 @@
 //! This module tracks which encoding Redis would be using, with the same thresholds
 //! and conversion points, because it shows through in three places: OBJECT
 //! ENCODING, MEMORY USAGE (see [`crate::memory`], which also needs the bucket count
-//! of Redis's dict, tracked by [`dict_growth`]), and scores that a listpack stores
+//! of Redis's dict, a [`Dict`]), and scores that a listpack stores
 //! as integers (so `-0` reads back as `0`). The elements themselves always live in
 //! the skiplist + dict here.
 
-pub mod dict_growth;
 pub mod skiplist;
 
-use std::collections::HashMap;
+use crate::dict::Dict;
 
-use dict_growth::DictGrowth;
 pub use skiplist::{LexBound, LexRange, ScoreRange, SkipList};
 
 /// Options of ZADD that change how one (score, member) pair is applied.
@@ -71,12 +69,13 @@ impl Encoding {
 
 #[derive(Debug)]
 pub struct Zset {
-    scores: HashMap<Vec<u8>, f64>,
+    /// Member → score. While the set is a skiplist this is Redis's own dict, with
+    /// its table sizes, rehashing and biased random draw; while it is a listpack
+    /// (which Redis scans instead) it is only the core's index, rebuilt the way
+    /// Redis fills a new dict when the set converts.
+    scores: Dict<f64>,
     order: SkipList,
     encoding: Encoding,
-    /// Table sizes of the dict Redis keeps beside the skiplist (unused while the
-    /// set is a listpack).
-    dict: DictGrowth,
 }
 
 impl Default for Zset {
@@ -88,10 +87,9 @@ impl Default for Zset {
 impl Zset {
     pub fn new() -> Zset {
         Zset {
-            scores: HashMap::new(),
+            scores: Dict::new(),
             order: SkipList::new(),
             encoding: Encoding::Listpack,
-            dict: DictGrowth::default(),
         }
     }
 
@@ -113,19 +111,24 @@ impl Zset {
         }
     }
 
-    /// `zsetConvertAndExpand` to a skiplist, with the dict presized for `cap`.
+    /// `zsetConvertAndExpand` to a skiplist: a new dict presized for `cap`, filled
+    /// in listpack order.
     fn convert(&mut self, cap: usize) {
         self.encoding = Encoding::Skiplist;
-        self.dict = DictGrowth::presize(cap);
+        let mut dict = Dict::new();
+        dict.expand(cap);
+        for (score, member) in self.order.iter() {
+            dict.add(member.to_vec(), score);
+        }
+        self.scores = dict;
     }
 
     /// Buckets of the dict beside the skiplist (both tables while it rehashes),
-    /// or 0 for a listpack. Derived from Redis's growth rules (see
-    /// [`dict_growth`]), assuming the set only grew: no member was ever removed.
+    /// or 0 for a listpack, which has no dict in Redis.
     pub fn dict_buckets(&self) -> usize {
         match self.encoding {
             Encoding::Listpack => 0,
-            Encoding::Skiplist => self.dict.buckets(),
+            Encoding::Skiplist => self.scores.bucket_count(),
         }
     }
 
@@ -143,7 +146,7 @@ impl Zset {
         for (member, score) in items {
             let kept = z.stored(score);
             z.order.insert(kept, member.clone());
-            z.scores.insert(member, kept);
+            z.scores.add(member, kept);
         }
         z
     }
@@ -170,8 +173,10 @@ impl Zset {
         self.scores.is_empty()
     }
 
+    /// The score of `member`. Unlike Redis's lookup this does not advance an
+    /// ongoing rehash by a step (reads take `&self` here); only writes do.
     pub fn score(&self, member: &[u8]) -> Option<f64> {
-        self.scores.get(member).copied()
+        self.scores.peek(member).copied()
     }
 
     /// All elements, lowest score first (ties by member bytes).
@@ -184,54 +189,70 @@ impl Zset {
         if score.is_nan() {
             return AddOutcome::NotANumber;
         }
-        if self.encoding == Encoding::Skiplist {
-            self.dict.lookup(self.len());
-        }
-        match self.scores.get(member).copied() {
-            Some(current) => {
-                if flags.nx {
-                    return AddOutcome::Skipped;
-                }
-                let new = if flags.incr { score + current } else { score };
-                if new.is_nan() {
-                    return AddOutcome::NotANumber;
-                }
-                if (flags.lt && new >= current) || (flags.gt && new <= current) {
-                    return AddOutcome::Skipped;
-                }
-                if new == current {
-                    return AddOutcome::Unchanged(new);
-                }
-                let kept = self.stored(new);
-                self.order.update_score(current, member, kept);
-                self.scores.insert(member.to_vec(), kept);
-                AddOutcome::Updated(new)
+        // Redis looks the member up once (one rehash step), then decides.
+        let Some(current) = self.scores.peek(member).copied() else {
+            if flags.xx {
+                self.scores.contains_key(member);
+                return AddOutcome::Skipped;
             }
-            None if flags.xx => AddOutcome::Skipped,
-            None => {
-                if self.encoding == Encoding::Listpack
-                    && (self.len() + 1 > MAX_LISTPACK_ENTRIES || member.len() > MAX_LISTPACK_VALUE)
-                {
-                    self.convert(self.len() + 1);
-                }
-                if self.encoding == Encoding::Skiplist {
-                    self.dict.insert(self.len());
-                }
-                let kept = self.stored(score);
-                self.order.insert(kept, member.to_vec());
-                self.scores.insert(member.to_vec(), kept);
-                AddOutcome::Added(score)
-            }
+            return self.add_new(score, member);
+        };
+        self.scores.get_mut(member);
+        if flags.nx {
+            return AddOutcome::Skipped;
         }
+        let new = if flags.incr { score + current } else { score };
+        if new.is_nan() {
+            return AddOutcome::NotANumber;
+        }
+        if (flags.lt && new >= current) || (flags.gt && new <= current) {
+            return AddOutcome::Skipped;
+        }
+        if new == current {
+            return AddOutcome::Unchanged(new);
+        }
+        let kept = self.stored(new);
+        self.order.update_score(current, member, kept);
+        if let Some(slot) = self.scores.get_mut(member) {
+            *slot = kept;
+        }
+        AddOutcome::Updated(new)
+    }
+
+    /// A member that is not in the set yet; a listpack that would outgrow its
+    /// limits converts first (`zsetConvertAndExpand` with room for one more).
+    fn add_new(&mut self, score: f64, member: &[u8]) -> AddOutcome {
+        if self.encoding == Encoding::Listpack
+            && (self.len() + 1 > MAX_LISTPACK_ENTRIES || member.len() > MAX_LISTPACK_VALUE)
+        {
+            self.convert(self.len() + 1);
+        }
+        let kept = self.stored(score);
+        self.order.insert(kept, member.to_vec());
+        self.scores.insert(member.to_vec(), kept);
+        AddOutcome::Added(score)
     }
 
     pub fn remove(&mut self, member: &[u8]) -> bool {
-        if self.encoding == Encoding::Skiplist {
-            self.dict.lookup(self.len());
-        }
         match self.scores.remove(member) {
             Some(score) => self.order.delete(score, member),
             None => false,
+        }
+    }
+
+    /// One random member and its score, as ZRANDMEMBER without a count draws it:
+    /// a uniform listpack entry (`lpRandomPair`), or Redis's biased fair dict draw.
+    pub fn random_member(&mut self, rng: &mut impl rand::RngCore) -> Option<(Vec<u8>, f64)> {
+        match self.encoding {
+            Encoding::Listpack if self.is_empty() => None,
+            Encoding::Listpack => {
+                let rank = crate::sampling::c_rand(rng) as usize % self.len();
+                self.order.get_by_rank(rank).map(|(s, m)| (m.to_vec(), s))
+            }
+            Encoding::Skiplist => self
+                .scores
+                .fair_random_entry(rng)
+                .map(|(m, s)| (m.to_vec(), *s)),
         }
     }
 
@@ -429,9 +450,16 @@ impl Zset {
     }
 
     /// Drops members the skiplist already removed from the dict.
+    /// Like Redis's range deletions, the dict does not shrink while the members go,
+    /// only once at the end.
     fn forget(&mut self, removed: Vec<Vec<u8>>) -> usize {
+        self.scores.pause_auto_resize();
         for member in &removed {
             self.scores.remove(member.as_slice());
+        }
+        self.scores.resume_auto_resize();
+        if !self.is_empty() {
+            self.scores.shrink_if_needed();
         }
         removed.len()
     }
