@@ -59,3 +59,12 @@ fn a_waiting_pop_times_out_with_a_null_array() {
         "returned after {waited:?}"
     );
 }
+
+#[test]
+fn a_blocked_command_holds_back_the_rest_of_its_pipeline() {
+    let listener = CoreListener::start(0).unwrap();
+    let mut client = connect(&listener);
+    let pipeline = "*3\r\n$8\r\nBZPOPMIN\r\n$1\r\nk\r\n$3\r\n0.1\r\n*1\r\n$4\r\nPING\r\n";
+    client.write_all(pipeline.as_bytes()).unwrap();
+    assert_eq!(read_exact_text(&mut client, 12), "*-1\r\n+PONG\r\n");
+}

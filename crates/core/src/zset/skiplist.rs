@@ -59,6 +59,7 @@
 
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use smallvec::{smallvec, SmallVec};
 use std::cmp::Ordering;
 
 /// Most levels a node can have (`ZSKIPLIST_MAXLEVEL`; enough for 2^64 elements).
@@ -104,7 +105,9 @@ struct Node {
     /// rather than the header here too).
     backward: Option<NodeId>,
     /// `levels.len()` is the node's level (32 for the header, 0 for a freed slot).
-    levels: Vec<Level>,
+    /// Kept inline for the 94% of nodes with one or two levels: a descent then
+    /// touches one cache line per step instead of chasing a second pointer.
+    levels: SmallVec<[Level; 2]>,
 }
 
 /// A score interval, as parsed from `ZRANGEBYSCORE min max` (`zrangespec`).
@@ -280,7 +283,7 @@ impl SkipList {
             score: 0.0,
             member: Vec::new(),
             backward: None,
-            levels: vec![EMPTY_LEVEL; ZSKIPLIST_MAXLEVEL],
+            levels: smallvec![EMPTY_LEVEL; ZSKIPLIST_MAXLEVEL],
         };
         SkipList {
             nodes: vec![header],
@@ -528,7 +531,7 @@ impl SkipList {
             score,
             member,
             backward: None,
-            levels: vec![EMPTY_LEVEL; level],
+            levels: smallvec![EMPTY_LEVEL; level],
         };
         match self.free.pop() {
             Some(id) => {
@@ -546,7 +549,7 @@ impl SkipList {
     /// Free an unlinked node's slot and hand back its member.
     fn release(&mut self, id: NodeId) -> Vec<u8> {
         let node = &mut self.nodes[id as usize];
-        node.levels = Vec::new();
+        node.levels = SmallVec::new();
         self.free.push(id);
         std::mem::take(&mut node.member)
     }

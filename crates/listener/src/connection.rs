@@ -1,0 +1,92 @@
+//! One client connection: read whatever arrived, parse every complete command,
+//! hand them to the executor as one job, write the replies back in order.
+
+use std::collections::VecDeque;
+use std::io;
+use std::sync::mpsc;
+
+use redislab_core::Reply;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+
+use crate::executor::Job;
+use crate::resp::{parse_command, Parsed};
+
+const READ_CHUNK: usize = 64 * 1024;
+
+pub async fn serve(mut stream: TcpStream, jobs: mpsc::Sender<Job>) -> io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
+    let mut chunk = vec![0u8; READ_CHUNK];
+    loop {
+        let (commands, problem) = take_commands(&mut buf);
+        let mut out = Vec::new();
+        if !commands.is_empty() {
+            let (done, replies) = oneshot::channel();
+            if jobs.send(Job::new(commands, done)).is_err() {
+                return Ok(());
+            }
+            let replies = replies
+                .await
+                .unwrap_or_else(|_| vec![Reply::error("ERR core stopped")]);
+            for reply in &replies {
+                reply.encode(&mut out);
+            }
+        }
+        match &problem {
+            Some(Problem::Quit) => Reply::ok().encode(&mut out),
+            Some(Problem::Protocol(msg)) => {
+                Reply::error(format!("ERR Protocol error: {msg}")).encode(&mut out)
+            }
+            None => {}
+        }
+        if !out.is_empty() {
+            stream.write_all(&out).await?;
+        }
+        if problem.is_some() {
+            return Ok(());
+        }
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Why a connection must close after the commands before it are answered.
+enum Problem {
+    Quit,
+    Protocol(String),
+}
+
+/// Every complete command at the front of `buf` (consumed), up to a QUIT or a
+/// protocol error.
+fn take_commands(buf: &mut Vec<u8>) -> (VecDeque<Vec<Vec<u8>>>, Option<Problem>) {
+    let mut commands = VecDeque::new();
+    let mut used = 0;
+    let mut problem = None;
+    loop {
+        match parse_command(&buf[used..]) {
+            Parsed::Incomplete => break,
+            Parsed::Invalid(msg) => {
+                problem = Some(Problem::Protocol(msg));
+                break;
+            }
+            Parsed::Command(argv, n) => {
+                used += n;
+                if argv.is_empty() {
+                    continue;
+                }
+                if argv[0].eq_ignore_ascii_case(b"quit") {
+                    problem = Some(Problem::Quit);
+                    break;
+                }
+                commands.push_back(argv);
+            }
+        }
+    }
+    buf.drain(..used);
+    (commands, problem)
+}

@@ -1,0 +1,120 @@
+//! The executor thread: one command at a time, like Redis's main thread.
+//!
+//! A connection hands over every command it has read in one [`Job`] (a pipeline
+//! costs one hand-over, not one per command). Commands run in order; if one blocks
+//! (BZPOPMIN on empty keys), the rest of that client's pipeline waits with it, in a
+//! FIFO queue of waiting clients that is retried after every other job, and the
+//! blocked command answers a null array when its timeout passes.
+
+use std::collections::VecDeque;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use redislab_core::commands::Execution;
+use redislab_core::{Reply, Server};
+use tokio::sync::oneshot;
+
+/// The commands one connection read, and where their replies go.
+pub struct Job {
+    pub commands: VecDeque<Vec<Vec<u8>>>,
+    pub replies: Vec<Reply>,
+    pub done: oneshot::Sender<Vec<Reply>>,
+}
+
+impl Job {
+    pub fn new(commands: VecDeque<Vec<Vec<u8>>>, done: oneshot::Sender<Vec<Reply>>) -> Job {
+        let replies = Vec::with_capacity(commands.len());
+        Job {
+            commands,
+            replies,
+            done,
+        }
+    }
+}
+
+/// A client whose front command is blocked.
+struct Waiter {
+    job: Job,
+    deadline: Option<Instant>,
+}
+
+pub fn execute_jobs(jobs: mpsc::Receiver<Job>) {
+    let mut server = Server::new();
+    let mut waiters: VecDeque<Waiter> = VecDeque::new();
+    loop {
+        let next = match waiters.iter().filter_map(|w| w.deadline).min() {
+            Some(deadline) => jobs.recv_timeout(deadline.saturating_duration_since(Instant::now())),
+            None => jobs
+                .recv()
+                .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        };
+        match next {
+            Ok(job) => {
+                if let Some(waiter) = run(&mut server, job) {
+                    waiters.push_back(waiter);
+                } else {
+                    serve_waiters(&mut server, &mut waiters);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+        expire_waiters(&mut server, &mut waiters);
+    }
+}
+
+/// Runs a job's commands in order; returns it as a waiter if one blocks.
+fn run(server: &mut Server, mut job: Job) -> Option<Waiter> {
+    while let Some(argv) = job.commands.front() {
+        match server.execute_or_block(argv) {
+            Execution::Done(reply) => {
+                job.replies.push(reply);
+                job.commands.pop_front();
+            }
+            Execution::Blocked(blocked) => {
+                let deadline = blocked
+                    .timeout_ms
+                    .map(|ms| Instant::now() + Duration::from_millis(ms as u64));
+                return Some(Waiter { job, deadline });
+            }
+        }
+    }
+    let _ = job.done.send(job.replies);
+    None
+}
+
+/// Retries every waiting client in the order they blocked. Serving one may unblock
+/// none, some or all of the others, each in turn.
+fn serve_waiters(server: &mut Server, waiters: &mut VecDeque<Waiter>) {
+    let mut still_waiting = VecDeque::with_capacity(waiters.len());
+    while let Some(waiter) = waiters.pop_front() {
+        // A client that went away is dropped without taking an element.
+        if waiter.job.done.is_closed() {
+            continue;
+        }
+        if let Some(mut again) = run(server, waiter.job) {
+            again.deadline = waiter.deadline;
+            still_waiting.push_back(again);
+        }
+    }
+    *waiters = still_waiting;
+}
+
+/// Answers a null array to every blocked command whose timeout passed, then lets
+/// the rest of its pipeline run.
+fn expire_waiters(server: &mut Server, waiters: &mut VecDeque<Waiter>) {
+    let now = Instant::now();
+    let mut still_waiting = VecDeque::with_capacity(waiters.len());
+    while let Some(mut waiter) = waiters.pop_front() {
+        if !waiter.deadline.is_some_and(|d| d <= now) {
+            still_waiting.push_back(waiter);
+            continue;
+        }
+        waiter.job.replies.push(Reply::NilArray);
+        waiter.job.commands.pop_front();
+        if let Some(again) = run(server, waiter.job) {
+            still_waiting.push_back(again);
+        }
+    }
+    *waiters = still_waiting;
+}
