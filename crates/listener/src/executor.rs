@@ -106,7 +106,7 @@ fn expire_waiters(server: &mut Server, waiters: &mut VecDeque<Waiter>) {
     let now = Instant::now();
     let mut still_waiting = VecDeque::with_capacity(waiters.len());
     while let Some(mut waiter) = waiters.pop_front() {
-        if !waiter.deadline.is_some_and(|d| d <= now) {
+        if waiter.deadline.is_none_or(|d| d > now) {
             still_waiting.push_back(waiter);
             continue;
         }
