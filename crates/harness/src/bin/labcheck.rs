@@ -27,13 +27,16 @@ fn main() -> ExitCode {
     for note in &notes {
         println!("note: {note}");
     }
-    if failures.is_empty() {
-        println!("check: {} lab(s) match their baselines", cli.labs.len());
-        return ExitCode::SUCCESS;
-    }
     for f in &failures {
         println!("FAIL {f}");
     }
-    println!("check: {} difference(s) from the baselines", failures.len());
-    ExitCode::FAILURE
+    let failed_labs: std::collections::BTreeSet<&str> = failures.iter().map(|f| f.lab.as_str()).collect();
+    let passed = cli.labs.len() - failed_labs.len();
+    // The plain closing line CI runners read: labs that match / labs that do not.
+    println!("check: {passed} passed, {} failed", failed_labs.len());
+    if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
