@@ -7,10 +7,14 @@
 //! * [`report`]: the rows of a lab and their `out/<id>.txt` / `out/<id>.json` form;
 //! * [`check`]: comparison of a fresh run with the committed baselines;
 //! * [`lab`]: the command line every lab binary shares, and the run loop;
-//! * [`timing`]: latency distributions, server-side per-call times, bulk loading.
+//! * [`timing`]: latency distributions, server-side per-call times, bulk loading;
+//! * [`inprocess`]: the core timed by calling `Server::execute` directly;
+//! * [`alloc`]: a counting global allocator, for a structure's real heap.
 
+pub mod alloc;
 pub mod backend;
 pub mod check;
+pub mod inprocess;
 pub mod lab;
 pub mod paths;
 pub mod report;

@@ -58,14 +58,28 @@ pub fn measure(
     calls: usize,
     mut f: impl FnMut() -> Result<(), String>,
 ) -> Result<Timing, String> {
+    measure_with_setup(&mut (), warmup, calls, |_| Ok(()), |_| f())
+}
+
+/// Like [`measure`], with `setup(state)` run before every call (warm-up included)
+/// and left out of the time: e.g. recreating what the measured command destroys.
+pub fn measure_with_setup<S>(
+    state: &mut S,
+    warmup: usize,
+    calls: usize,
+    mut setup: impl FnMut(&mut S) -> Result<(), String>,
+    mut f: impl FnMut(&mut S) -> Result<(), String>,
+) -> Result<Timing, String> {
     for _ in 0..warmup {
-        f()?;
+        setup(state)?;
+        f(state)?;
     }
     let mut hist =
         Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).expect("valid histogram bounds");
     for _ in 0..calls {
+        setup(state)?;
         let start = Instant::now();
-        f()?;
+        f(state)?;
         hist.saturating_record(micros(start.elapsed()).max(1));
     }
     Ok(summary(&hist))
@@ -110,13 +124,28 @@ pub fn measure_kv(
     command: &str,
     warmup: usize,
     calls: usize,
+    f: impl FnMut(&mut Kv) -> Result<(), String>,
+) -> Result<KvTiming, String> {
+    measure_kv_with_setup(kv, command, warmup, calls, |_| Ok(()), f)
+}
+
+/// [`measure_kv`] with an untimed `setup` before every call, e.g. `DEL dst` before
+/// a `…STORE` so each call builds its result from nothing. The server's average
+/// counts only `command`, so setup commands of another name do not enter it.
+pub fn measure_kv_with_setup(
+    kv: &mut Kv,
+    command: &str,
+    warmup: usize,
+    calls: usize,
+    mut setup: impl FnMut(&mut Kv) -> Result<(), String>,
     mut f: impl FnMut(&mut Kv) -> Result<(), String>,
 ) -> Result<KvTiming, String> {
     for _ in 0..warmup {
+        setup(kv)?;
         f(kv)?;
     }
     let before = command_stats(kv, command);
-    let round_trip = measure(0, calls, || f(kv))?;
+    let round_trip = measure_with_setup(kv, 0, calls, &mut setup, &mut f)?;
     let after = command_stats(kv, command);
     let server_usec_per_call = match (before, after) {
         (Some((c0, u0)), Some((c1, u1))) if c1 > c0 => {
@@ -296,6 +325,27 @@ mod tests {
         assert_eq!(n, 25);
         assert_eq!(t.calls, 20);
         assert!(t.median_us >= 1 && t.median_us <= t.p99_us && t.p99_us <= t.max_us);
+    }
+
+    #[test]
+    fn setup_runs_before_every_call_including_the_warm_up() {
+        let mut log = Vec::new();
+        let t = measure_with_setup(
+            &mut log,
+            1,
+            2,
+            |l| {
+                l.push('s');
+                Ok(())
+            },
+            |l| {
+                l.push('f');
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(t.calls, 2);
+        assert_eq!(log.iter().collect::<String>(), "sfsfsf");
     }
 
     #[test]

@@ -1,0 +1,234 @@
+//! The core measured in process: [`Server::execute`] called directly, no socket.
+//!
+//! Shared by the `core_zset` bench and lab 05c-cost, so both time the same commands
+//! on the same data the same way:
+//!
+//! * [`leaderboard`]: the seeded 1M-member zset of article 05 (`u0000001`…, points
+//!   uniform in `[0, 1,000,000)`), and [`load`] to put it into a [`Server`];
+//! * [`zset_ops`]: the commands whose per-operation cost is compared with Redis's own
+//!   server-side time;
+//! * [`measure_op`]: warm-up, then every call timed on its own in nanoseconds. A
+//!   call is `execute` plus encoding the reply as RESP2 into a reused buffer, which
+//!   is what Redis's `usec_per_call` covers too (the command, and writing its reply
+//!   into the client's buffer; not reading the request or the socket).
+
+use std::fmt;
+use std::time::Instant;
+
+use hdrhistogram::Histogram;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use redislab_core::Server;
+
+use crate::timing::thousands;
+
+/// Points are uniform in `[0, MAX_POINTS)`.
+pub const MAX_POINTS: u32 = 1_000_000;
+/// The member the article asks about (`u123456`), when the set is that big.
+pub const USER: u32 = 123_456;
+
+/// Zero-padded so that byte order (Redis's order of tied members) is numeric order.
+pub fn member(id: u32) -> String {
+    format!("u{id:07}")
+}
+
+/// `n` users: user `i + 1` has `points[i]`, from ChaCha8 seeded with `seed`.
+pub fn leaderboard(seed: u64, n: usize) -> Vec<u32> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..n).map(|_| rng.gen_range(0..MAX_POINTS)).collect()
+}
+
+/// The user the single-member commands name: 123456, or a proportional id in a
+/// smaller set.
+pub fn user_of(n: usize) -> u32 {
+    if n >= USER as usize {
+        USER
+    } else {
+        ((n as f64 * USER as f64 / 1e6) as u32).clamp(1, n.max(1) as u32)
+    }
+}
+
+/// `ZADD key points member` for every user from `first_id` on, one command each
+/// (as the pipelined loader sends them to a server).
+pub fn load(server: &mut Server, key: &str, points: &[u32], first_id: u32) -> Result<(), String> {
+    for (i, p) in points.iter().enumerate() {
+        let argv = vec![
+            b"ZADD".to_vec(),
+            key.as_bytes().to_vec(),
+            p.to_string().into_bytes(),
+            member(first_id + i as u32).into_bytes(),
+        ];
+        let reply = server.execute(&argv);
+        if reply.is_error() {
+            return Err(format!("core: ZADD {key} failed: {reply:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// A latency distribution in nanoseconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NsTiming {
+    pub calls: u64,
+    pub median_ns: u64,
+    pub p99_ns: u64,
+    pub mean_ns: f64,
+}
+
+impl fmt::Display for NsTiming {
+    /// `median 412 ns, p99 1,020 ns (n=100000)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "median {} ns, p99 {} ns (n={})",
+            thousands(self.median_ns),
+            thousands(self.p99_ns),
+            self.calls
+        )
+    }
+}
+
+/// Runs `f(i)` for `i` in `0..warmup` unmeasured, then for `0..calls`, each call timed
+/// on its own (the clock read, ~20–30 ns, is inside every figure; see
+/// [`clock_floor`]).
+pub fn measure_ns(warmup: usize, calls: usize, mut f: impl FnMut(usize)) -> NsTiming {
+    for i in 0..warmup {
+        f(i);
+    }
+    let mut hist =
+        Histogram::<u64>::new_with_bounds(1, 600_000_000_000, 3).expect("valid histogram bounds");
+    for i in 0..calls {
+        let start = Instant::now();
+        f(i);
+        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        hist.saturating_record(ns.max(1));
+    }
+    NsTiming {
+        calls: hist.len(),
+        median_ns: hist.value_at_quantile(0.5),
+        p99_ns: hist.value_at_quantile(0.99),
+        mean_ns: hist.mean(),
+    }
+}
+
+/// What [`measure_ns`] reports for a call that does nothing: the cost of the timing.
+pub fn clock_floor(calls: usize) -> NsTiming {
+    measure_ns(calls / 10, calls, |i| {
+        std::hint::black_box(i);
+    })
+}
+
+/// One command to time: its name as `INFO commandstats` spells it, and the argvs
+/// to send, used in turn (call `i` sends `argvs[i % len]`).
+#[derive(Clone, Debug)]
+pub struct Op {
+    pub name: &'static str,
+    pub argvs: Vec<Vec<Vec<u8>>>,
+}
+
+impl Op {
+    fn fixed(name: &'static str, args: &[&str]) -> Op {
+        Op {
+            name,
+            argvs: vec![args.iter().map(|a| a.as_bytes().to_vec()).collect()],
+        }
+    }
+
+    pub fn argv(&self, i: usize) -> &[Vec<u8>] {
+        &self.argvs[i % self.argvs.len()]
+    }
+
+    /// The first argv as text, for a label: `ZSCORE lb u0123456`.
+    pub fn shown(&self) -> String {
+        let words: Vec<String> = self.argvs[0]
+            .iter()
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let text = words.join(" ");
+        if self.argvs.len() > 1 {
+            format!("{text} (…{} scores in turn)", self.argvs.len())
+        } else {
+            text
+        }
+    }
+}
+
+/// How many different scores the timed ZADD cycles through.
+pub const ZADD_SCORES: usize = 1024;
+
+/// The commands compared per operation with Redis, on zset `key` and `user`:
+/// ZADD (moving `user` to one of [`ZADD_SCORES`] seeded scores in turn), ZINCRBY
+/// (+5, the article's), ZSCORE, ZREVRANK, ZRANGE 0 9 REV WITHSCORES and ZCOUNT
+/// `[lo, hi]`. ZADD and ZINCRBY change `user`'s score; put it back afterwards.
+pub fn zset_ops(key: &str, user: &str, lo: u32, hi: u32, seed: u64) -> Vec<Op> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x05c0_05c0);
+    let zadd = Op {
+        name: "zadd",
+        argvs: (0..ZADD_SCORES)
+            .map(|_| {
+                let score = rng.gen_range(0..MAX_POINTS).to_string();
+                [
+                    b"ZADD".as_slice(),
+                    key.as_bytes(),
+                    score.as_bytes(),
+                    user.as_bytes(),
+                ]
+                .iter()
+                .map(|a| a.to_vec())
+                .collect()
+            })
+            .collect(),
+    };
+    vec![
+        zadd,
+        Op::fixed("zincrby", &["ZINCRBY", key, "5", user]),
+        Op::fixed("zscore", &["ZSCORE", key, user]),
+        Op::fixed("zrevrank", &["ZREVRANK", key, user]),
+        Op::fixed("zrange", &["ZRANGE", key, "0", "9", "REV", "WITHSCORES"]),
+        Op::fixed("zcount", &["ZCOUNT", key, &lo.to_string(), &hi.to_string()]),
+    ]
+}
+
+/// Times `op` on `server`: `execute` and RESP2 encoding of the reply per call. The
+/// first reply must not be an error.
+pub fn measure_op(
+    server: &mut Server,
+    op: &Op,
+    warmup: usize,
+    calls: usize,
+) -> Result<NsTiming, String> {
+    let first = server.execute(op.argv(0));
+    if first.is_error() {
+        return Err(format!("core: {} failed: {first:?}", op.shown()));
+    }
+    let mut out = Vec::with_capacity(4096);
+    Ok(measure_ns(warmup, calls, |i| {
+        out.clear();
+        server.execute(op.argv(i)).encode(&mut out);
+        std::hint::black_box(&out);
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use redislab_core::Reply;
+
+    #[test]
+    fn loads_and_times_the_ops_on_a_small_set() {
+        let points = leaderboard(7, 1000);
+        assert_eq!(points, leaderboard(7, 1000));
+        let mut server = Server::new();
+        load(&mut server, "lb", &points, 1).unwrap();
+        assert_eq!(server.call(&["ZCARD", "lb"]), Reply::Integer(1000));
+        let user = member(user_of(1000));
+        assert_eq!(user, "u0000123");
+        for op in zset_ops("lb", &user, 400_000, 600_000, 7) {
+            let t = measure_op(&mut server, &op, 10, 100).unwrap();
+            assert_eq!(t.calls, 100, "{}", op.shown());
+            assert!(t.median_ns <= t.p99_ns);
+        }
+        let bad = Op::fixed("zscore", &["ZSCORE"]);
+        assert!(measure_op(&mut server, &bad, 0, 1).is_err());
+    }
+}

@@ -1,0 +1,233 @@
+//! The rows of 05c-cost, with the article's figures, and the notes under the table.
+
+use redislab_harness::inprocess::{self, ZADD_SCORES};
+use redislab_harness::report::{Bounds, Report};
+use redislab_harness::timing::thousands;
+use redislab_harness::{Ctx, Kind};
+
+use crate::{Data, HI, LO, ZADD_BATCH};
+
+/// Band for ratios taken inside one run (the machine's speed cancels out).
+pub const RATIO_BAND: f64 = 4.0;
+
+/// The article's table: row key, command as the label shows it, figure in µs.
+pub fn latency_rows(user: &str) -> Vec<(&'static str, String, &'static str)> {
+    vec![
+        ("t-zincrby", format!("ZINCRBY lb 5 {user}"), "28 µs"),
+        ("t-zscore", format!("ZSCORE lb {user}"), "10 µs"),
+        ("t-zrevrank", format!("ZREVRANK lb {user}"), "15 µs"),
+        ("t-top10", "ZRANGE lb 0 9 REV WITHSCORES".into(), "18 µs"),
+        (
+            "t-around",
+            format!("ZRANGE lb r-5 r+5 REV WITHSCORES (r = ZREVRANK of {user})"),
+            "27 µs",
+        ),
+        (
+            "t-byscore-limit",
+            "ZRANGE lb 500000 500100 BYSCORE LIMIT 0 10".into(),
+            "44 µs",
+        ),
+        ("t-zcount", format!("ZCOUNT lb {LO} {HI}"), "26 µs"),
+        (
+            "t-byscore-all",
+            format!("ZRANGE lb {LO} {HI} BYSCORE"),
+            "58,364 µs",
+        ),
+        (
+            "t-zrangestore",
+            "ZRANGESTORE top lb 0 999 REV".into(),
+            "728 µs",
+        ),
+        (
+            "t-zremrangebyrank",
+            "ZREMRANGEBYRANK top 100 -1 (removes 900 of 1000)".into(),
+            "109 µs",
+        ),
+        ("t-zintercard", "ZINTERCARD 2 lb lb2".into(), "723,392 µs"),
+        (
+            "t-zunionstore",
+            "ZUNIONSTORE u 2 lb lb2".into(),
+            "6,633,453 µs",
+        ),
+    ]
+}
+
+pub fn declare(r: &mut Report, d: &Data, user: &str) {
+    let n = d.n as f64;
+    r.row(
+        "load-lb",
+        &format!("load lb: {} × ZADD, pipelined", thousands(d.n as u64)),
+        Kind::Measured,
+        None,
+    );
+    r.row(
+        "load-lb2",
+        &format!("load lb2: {} × ZADD, pipelined", thousands(d.n as u64)),
+        Kind::Measured,
+        None,
+    );
+
+    for (key, label, article) in latency_rows(user) {
+        r.row(key, &label, Kind::Measured, Some(article));
+    }
+    r.row(
+        "ratio-byscore-zcount",
+        "ratio: ZRANGE BYSCORE (returns the range) / ZCOUNT (counts it), round-trip medians",
+        Kind::Measured,
+        Some("2,245× (58,364 / 26)"),
+    )
+    .band = Some(RATIO_BAND);
+
+    r.row(
+        "a-zscore",
+        &format!("answer: ZSCORE lb {user}"),
+        Kind::Exact,
+        None,
+    );
+    r.row(
+        "a-zrevrank",
+        &format!("answer: ZREVRANK lb {user}"),
+        Kind::Exact,
+        None,
+    );
+    r.row(
+        "a-around",
+        "answer: ZRANGE lb r-5 r+5 REV: members, user's place, first..last score",
+        Kind::Exact,
+        None,
+    );
+    r.row(
+        "a-byscore-limit",
+        "answer: ZRANGE BYSCORE LIMIT 0 10: members, first..last score",
+        Kind::Exact,
+        None,
+    );
+    r.row(
+        "a-zcount",
+        &format!("answer: ZCOUNT lb {LO} {HI} (members in the range)"),
+        Kind::Random,
+        Some("200,290"),
+    )
+    .bounds = Some(Bounds {
+        min: (0.19 * n).floor(),
+        max: (0.21 * n).ceil(),
+    });
+    r.row(
+        "a-byscore-all",
+        "answer: ZRANGE BYSCORE returned as many members as ZCOUNT counted",
+        Kind::Exact,
+        None,
+    );
+    r.row(
+        "a-zrangestore",
+        "answer: ZRANGESTORE top lb 0 999 REV",
+        Kind::Exact,
+        Some("1000"),
+    );
+    r.row(
+        "a-zremrangebyrank",
+        "answer: ZREMRANGEBYRANK top 100 -1: removed; what top keeps",
+        Kind::Exact,
+        None,
+    );
+    r.row(
+        "a-zintercard",
+        &format!(
+            "answer: ZINTERCARD 2 lb lb2 ({} shared by construction)",
+            thousands(d.shared() as u64)
+        ),
+        Kind::Exact,
+        None,
+    );
+    r.row(
+        "a-zunionstore",
+        "answer: ZUNIONSTORE u 2 lb lb2 (members of u)",
+        Kind::Exact,
+        None,
+    );
+
+    r.row(
+        "mem-usage",
+        "MEMORY USAGE lb (bytes)",
+        Kind::Random,
+        Some("84,971,928"),
+    )
+    .bounds = Some(Bounds {
+        min: (70.0 * n).floor(),
+        max: (100.0 * n).ceil() + 1024.0,
+    });
+    r.row(
+        "mem-per-member",
+        "MEMORY USAGE lb per member",
+        Kind::Random,
+        Some("84.97 B/member"),
+    )
+    .bounds = Some(Bounds {
+        min: 70.0,
+        max: 101.0,
+    });
+    r.row(
+        "heap-per-member",
+        "real heap of lb per member (redis: used_memory before/after the load; core: counting allocator, in process)",
+        Kind::Measured,
+        Some("~85 B/member (MEMORY USAGE)"),
+    )
+    .band = Some(1.5);
+
+    r.row(
+        "ip-load",
+        &format!(
+            "in process: build lb, {} × Server::execute(ZADD), counting allocator on",
+            thousands(d.n as u64)
+        ),
+        Kind::Measured,
+        None,
+    );
+    r.row(
+        "ip-clock",
+        "in process: the clock read alone (inside every ns figure below)",
+        Kind::Measured,
+        None,
+    );
+    for op in inprocess::zset_ops("lb", user, LO, HI, d.seed) {
+        let cmd = op.name.to_ascii_uppercase();
+        r.row(
+            &format!("ip-{}", op.name),
+            &format!(
+                "{cmd} per op · core in process (execute + RESP encode) vs redis usec_per_call"
+            ),
+            Kind::Measured,
+            None,
+        );
+        r.row(
+            &format!("ip-{}-ratio", op.name),
+            &format!("{cmd} per op · ratio core mean / redis usec_per_call"),
+            Kind::Measured,
+            None,
+        )
+        .band = Some(RATIO_BAND);
+    }
+}
+
+pub fn notes(ctx: &mut Ctx, d: &Data, user: &str) {
+    let n = thousands(d.n as u64);
+    ctx.note(format!(
+        "Data: lb = {n} users u0000001.. with points uniform in [0, 1,000,000) from ChaCha8 seed {}; {user} has {} points. lb2 = {n} users from u{:07} on (seed {} + 1), so lb and lb2 share {} members and their union has {}. Both are loaded with one ZADD per member in pipelines of {ZADD_BATCH}.",
+        d.seed,
+        d.points_of(d.user),
+        d.first2,
+        d.seed,
+        thousands(d.shared() as u64),
+        thousands((d.first2 as usize - 1 + d.n) as u64),
+    ));
+    ctx.note("Latency = client round trip over loopback (request, server work, reply transfer, parsing into a redis::Value): median and p99 over n calls after a warm-up. 'server' = Redis's INFO commandstats usec/calls difference over exactly the measured calls (the command's own work and writing its reply into the client buffer; not the socket). The core has no INFO commandstats. Timings are of this shared 2-core machine and are not compared with a band; ratios inside one run are, within ×4 (Redis's own usec_per_call moves up to ~2.5× between runs on this shared machine).");
+    ctx.note(format!(
+        "Ranges: ZCOUNT and ZRANGE BYSCORE take the article's [{LO}, {HI}], 20% of uniform points (the article counted 200,290; this seed's count is in the row). 'Around me' is r-5..r+5 (11 members) where r = ZREVRANK of {user} after ZINCRBY's score was put back."
+    ));
+    ctx.note("ZRANGESTORE: each timed call starts with top absent (DEL top before it, untimed), so freeing the previous result is not in the figure. ZREMRANGEBYRANK top 100 -1: before each timed call top is rebuilt with ZRANGESTORE top lb 0 999 REV (untimed); the call then removes ranks 100..999 of top, 900 members. top is ordered by ascending score like every zset, so those are the 900 HIGHEST scores: the article's command keeps leaderboard places 901–1000, not the top 100 (that would be ZREMRANGEBYRANK top 0 -101).");
+    ctx.note("ZUNIONSTORE: u is deleted (untimed) before each call, so each builds the union from nothing and freeing the old u is not timed. Each of these slow commands blocks the server for its whole duration.");
+    ctx.note("Memory: MEMORY USAGE of a skiplist zset in Redis 8.6 is its own allocation count (key object + zset + skiplist nodes at jemalloc sizes + dict: 24 B/entry + 8 B/bucket); the core computes the same from its own node levels (Redis's are random per run, so the row is random-with-bounds). 'real heap' for redis is INFO memory used_memory after minus before loading lb (jemalloc's accounting of everything allocated, so client buffers add noise); for the core it is the live heap difference around building the same lb with Server::execute in this process, under a counting global allocator: 'requested' = bytes the core asked for, 'usable' = what glibc malloc set aside (malloc_usable_size, before its 8-byte chunk header).");
+    ctx.note(format!(
+        "In process: the core's Server is called directly (Server::execute, then Reply::encode into a reused buffer), each call timed on its own into an HDR histogram after a warm-up, on its own {n}-member lb built from the same seed (the counting allocator is switched off once the heap is measured, so it does not slow the timed calls; `cargo bench -p redislab-harness --bench core_zset` runs the same measurement alone). ZADD moves {user} to one of {ZADD_SCORES} seeded scores in turn, and Redis is timed with the same commands in the same order. The ratio compares means (usec_per_call is a mean; Redis times each call with a microsecond clock, so sub-µs calls are averaged from 0/1/2-µs readings). The core runs one command at a time with no event loop, no client buffers and no replication checks; Redis's time includes its call() bookkeeping. A ratio below 1 means the core's operation is cheaper than Redis's own server-side time."
+    ));
+}
