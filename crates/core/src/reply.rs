@@ -59,17 +59,15 @@ impl Reply {
                 out.extend_from_slice(s.as_bytes());
                 out.extend_from_slice(b"\r\n");
             }
-            Reply::Integer(n) => {
-                out.extend_from_slice(format!(":{n}\r\n").as_bytes());
-            }
+            Reply::Integer(n) => header(out, b':', *n),
             Reply::Bulk(b) => {
-                out.extend_from_slice(format!("${}\r\n", b.len()).as_bytes());
+                header(out, b'$', b.len() as i64);
                 out.extend_from_slice(b);
                 out.extend_from_slice(b"\r\n");
             }
             Reply::Nil => out.extend_from_slice(b"$-1\r\n"),
             Reply::Array(items) => {
-                out.extend_from_slice(format!("*{}\r\n", items.len()).as_bytes());
+                header(out, b'*', items.len() as i64);
                 for item in items {
                     item.encode(out);
                 }
@@ -77,6 +75,28 @@ impl Reply {
             Reply::NilArray => out.extend_from_slice(b"*-1\r\n"),
         }
     }
+}
+
+/// Writes `<kind><n>\r\n` without going through `format!` (this runs for every
+/// element of every reply).
+fn header(out: &mut Vec<u8>, kind: u8, n: i64) {
+    out.push(kind);
+    if n < 0 {
+        out.push(b'-');
+    }
+    let mut digits = [0u8; 20];
+    let mut rest = n.unsigned_abs();
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+    out.extend_from_slice(b"\r\n");
 }
 
 /// Error texts shared by many commands, worded exactly as Redis words them.
@@ -106,6 +126,11 @@ mod tests {
         assert_eq!(encoded(Reply::ok()), "+OK\r\n");
         assert_eq!(encoded(Reply::error("ERR x")), "-ERR x\r\n");
         assert_eq!(encoded(Reply::Integer(-3)), ":-3\r\n");
+        assert_eq!(
+            encoded(Reply::Integer(i64::MIN)),
+            ":-9223372036854775808\r\n"
+        );
+        assert_eq!(encoded(Reply::Integer(0)), ":0\r\n");
         assert_eq!(encoded(Reply::bulk("hé")), "$3\r\nhé\r\n");
         assert_eq!(encoded(Reply::Nil), "$-1\r\n");
         assert_eq!(encoded(Reply::NilArray), "*-1\r\n");

@@ -448,7 +448,7 @@ fn clamp_ranks(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
 pub(super) fn range_reply(items: Vec<(Vec<u8>, f64)>, with_scores: bool) -> Reply {
     let mut out = Vec::with_capacity(items.len() * if with_scores { 2 } else { 1 });
     for (member, score) in items {
-        out.push(Reply::bulk(member));
+        out.push(Reply::Bulk(member));
         if with_scores {
             out.push(Reply::double(score));
         }

@@ -30,7 +30,8 @@ fn main() -> ExitCode {
     for f in &failures {
         println!("FAIL {f}");
     }
-    let failed_labs: std::collections::BTreeSet<&str> = failures.iter().map(|f| f.lab.as_str()).collect();
+    let failed_labs: std::collections::BTreeSet<&str> =
+        failures.iter().map(|f| f.lab.as_str()).collect();
     let passed = cli.labs.len() - failed_labs.len();
     // The plain closing line CI runners read: labs that match / labs that do not.
     println!("check: {passed} passed, {} failed", failed_labs.len());
