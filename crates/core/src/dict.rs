@@ -237,6 +237,14 @@ impl<V> Dict<V> {
         Some(&mut self.entry_mut(slot).value)
     }
 
+    /// [`Dict::get_mut`] with the key's hash already computed by
+    /// [`Dict::hash_of`]: the same rehash step and search, one hash fewer.
+    pub fn get_mut_hashed(&mut self, hash: u64, key: &[u8]) -> Option<&mut V> {
+        debug_assert_eq!(hash, self.hash_of(key));
+        let slot = self.lookup_hashed(hash, key)?;
+        Some(&mut self.entry_mut(slot).value)
+    }
+
     pub fn contains_key(&mut self, key: &[u8]) -> bool {
         self.lookup(key).is_some()
     }
@@ -244,7 +252,15 @@ impl<V> Dict<V> {
     /// A lookup without the rehash step, for callers that only observe the dict
     /// (tests, debugging). Commands should use [`Dict::get`], as Redis would.
     pub fn peek(&self, key: &[u8]) -> Option<&V> {
-        let found = self.find(self.hash_of(key), key)?;
+        self.peek_hashed(self.hash_of(key), key)
+    }
+
+    /// [`Dict::peek`] with the key's hash already computed by [`Dict::hash_of`],
+    /// so a caller that goes on to [`Dict::get_mut_hashed`] or
+    /// [`Dict::insert_absent`] hashes the key once.
+    pub fn peek_hashed(&self, hash: u64, key: &[u8]) -> Option<&V> {
+        debug_assert_eq!(hash, self.hash_of(key));
+        let found = self.find(hash, key)?;
         Some(&self.entry(found.slot).value)
     }
 
@@ -267,7 +283,13 @@ impl<V> Dict<V> {
         if self.is_empty() {
             return None;
         }
-        let hash = self.hash_of(key);
+        self.lookup_hashed(self.hash_of(key), key)
+    }
+
+    fn lookup_hashed(&mut self, hash: u64, key: &[u8]) -> Option<usize> {
+        if self.is_empty() {
+            return None;
+        }
         self.rehash_step_at(hash);
         self.find(hash, key).map(|f| f.slot)
     }
@@ -286,7 +308,10 @@ impl<V> Dict<V> {
             let bucket = self.bucket_of(table, hash);
             let mut prev = NIL;
             for slot in self.chain(self.tables[table].buckets[bucket]) {
-                if self.entry(slot).key == key {
+                // The cached hash first: a mismatch then costs no visit to the
+                // key's buffer (equal keys always have equal hashes).
+                let e = self.entry(slot);
+                if e.hash == hash && e.key == key {
                     return Some(Found {
                         table,
                         bucket,
@@ -334,10 +359,28 @@ impl<V> Dict<V> {
     /// Replacing keeps the entry where it is and returns the old value.
     pub fn insert(&mut self, key: Vec<u8>, value: V) -> Option<V> {
         let hash = self.hash_of(&key);
+        self.insert_hashed(hash, key, value, true)
+    }
+
+    /// [`Dict::insert`] of a key the caller has just seen missing (with
+    /// [`Dict::peek_hashed`] and this `hash`, nothing changed since): the same
+    /// rehash steps and growth, without hashing the key or searching for it
+    /// again. A rehash step moves keys but never adds one, so it stays absent.
+    pub fn insert_absent(&mut self, hash: u64, key: Vec<u8>, value: V) {
+        debug_assert_eq!(hash, self.hash_of(&key));
+        debug_assert!(
+            self.find(hash, &key).is_none(),
+            "insert_absent: key present"
+        );
+        self.insert_hashed(hash, key, value, false);
+    }
+
+    /// The body of [`Dict::insert`]; `may_exist: false` skips the search.
+    fn insert_hashed(&mut self, hash: u64, key: Vec<u8>, value: V, may_exist: bool) -> Option<V> {
         let was_empty = self.is_empty();
         if !was_empty {
             self.rehash_step_at(hash);
-            if let Some(found) = self.find(hash, &key) {
+            if let Some(found) = may_exist.then(|| self.find(hash, &key)).flatten() {
                 let old = &mut self.entry_mut(found.slot).value;
                 return Some(std::mem::replace(old, value));
             }

@@ -190,14 +190,16 @@ impl Zset {
             return AddOutcome::NotANumber;
         }
         // Redis looks the member up once (one rehash step), then decides.
-        let Some(current) = self.scores.peek(member).copied() else {
+        // The member is hashed once here for the peek and the step after it.
+        let hash = self.scores.hash_of(member);
+        let Some(current) = self.scores.peek_hashed(hash, member).copied() else {
             if flags.xx {
                 self.scores.contains_key(member);
                 return AddOutcome::Skipped;
             }
-            return self.add_new(score, member);
+            return self.add_new(score, member, hash);
         };
-        self.scores.get_mut(member);
+        self.scores.get_mut_hashed(hash, member);
         if flags.nx {
             return AddOutcome::Skipped;
         }
@@ -213,7 +215,7 @@ impl Zset {
         }
         let kept = self.stored(new);
         self.order.update_score(current, member, kept);
-        if let Some(slot) = self.scores.get_mut(member) {
+        if let Some(slot) = self.scores.get_mut_hashed(hash, member) {
             *slot = kept;
         }
         AddOutcome::Updated(new)
@@ -221,15 +223,19 @@ impl Zset {
 
     /// A member that is not in the set yet; a listpack that would outgrow its
     /// limits converts first (`zsetConvertAndExpand` with room for one more).
-    fn add_new(&mut self, score: f64, member: &[u8]) -> AddOutcome {
+    /// `hash` is the member's hash in the current dict, which `add` has just
+    /// searched without finding it.
+    fn add_new(&mut self, score: f64, member: &[u8], mut hash: u64) -> AddOutcome {
         if self.encoding == Encoding::Listpack
             && (self.len() + 1 > MAX_LISTPACK_ENTRIES || member.len() > MAX_LISTPACK_VALUE)
         {
             self.convert(self.len() + 1);
+            // A new dict; hash again rather than assume it has the same seed.
+            hash = self.scores.hash_of(member);
         }
         let kept = self.stored(score);
         self.order.insert(kept, member.to_vec());
-        self.scores.insert(member.to_vec(), kept);
+        self.scores.insert_absent(hash, member.to_vec(), kept);
         AddOutcome::Added(score)
     }
 

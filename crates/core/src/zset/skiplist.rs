@@ -47,6 +47,14 @@
 //! * Nodes live in an arena (`Vec<Node>`) and link to each other by `u32`
 //!   index; freed slots go on a free list and are reused. Index 0 is the
 //!   header. There is no `unsafe`.
+//! * The layout is chosen for the descent, which is one dependent cache miss
+//!   per step: a node is one 64-byte line holding the score and its first four
+//!   levels (8 bytes each: `u32` forward id, `u32` span), so a step reads one
+//!   line. Taller nodes (1 in 256) keep their upper levels in a side box, and
+//!   the members live in a parallel array, read only on score ties and when an
+//!   element is returned. Redis keeps the member in the node; its size in
+//!   Redis's allocator is modelled separately (see `crate::memory`). The
+//!   `u32` ids and spans cap a list at 2^32 - 1 members.
 //! * Redis 8.6 stores node metadata in the level-0 span and derives that span
 //!   (1, or 0 for the tail). Here every level, level 0 included, stores its
 //!   span, so the "spans sum to the length" rule holds on every level.
@@ -59,8 +67,8 @@
 
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use smallvec::{smallvec, SmallVec};
 use std::cmp::Ordering;
+use std::num::NonZeroU32;
 
 /// Most levels a node can have (`ZSKIPLIST_MAXLEVEL`; enough for 2^64 elements).
 pub const ZSKIPLIST_MAXLEVEL: usize = 32;
@@ -83,13 +91,28 @@ type NodeId = u32;
 /// The header sentinel always sits in slot 0.
 const HEADER: NodeId = 0;
 
+/// Levels kept inside the node itself. With 8-byte links, four of them fit
+/// beside the score in one 64-byte node. A node has more than four levels
+/// with probability 1/256; only the top of a descent reaches those spilled
+/// levels, and with so few tall nodes they are usually still in cache
+/// (on 1M members, loads of spilled levels are still ~15% of the descent's
+/// time: packing them into one pool would be the next step).
+const INLINE_LEVELS: usize = 4;
+
 /// One level of a node: where it points and how many nodes that link covers.
-#[derive(Clone, Copy, Debug)]
+///
+/// 8 bytes, so that a node's score and its first levels share a cache line:
+/// the forward id uses the `NonZeroU32` niche (the header, id 0, is never a
+/// forward target, so 0 is free to mean "end of level"), and the span is a
+/// `u32`. Both cap a list at `u32::MAX` (2^32 - 1) members -- ids 1..=u32::MAX,
+/// and no span exceeds the length -- where Redis's `unsigned long` spans
+/// would allow more.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Level {
     /// Next node at this level; `None` is the end of the level (NULL in C).
-    forward: Option<NodeId>,
+    forward: Option<NonZeroU32>,
     /// Level-0 steps from this node to `forward`, or to the end of the list.
-    span: usize,
+    span: u32,
 }
 
 const EMPTY_LEVEL: Level = Level {
@@ -97,17 +120,89 @@ const EMPTY_LEVEL: Level = Level {
     span: 0,
 };
 
+impl Level {
+    fn new(forward: Option<NodeId>, span: usize) -> Level {
+        Level {
+            forward: forward.and_then(NonZeroU32::new),
+            span: u32::try_from(span).expect("skiplist spans fit in u32"),
+        }
+    }
+
+    fn forward(self) -> Option<NodeId> {
+        self.forward.map(NonZeroU32::get)
+    }
+
+    fn span(self) -> usize {
+        self.span as usize
+    }
+}
+
+/// The part of a node a descent reads, laid out so that one step touches one
+/// cache line: `repr(C)` keeps the score first, followed by the inline levels,
+/// and the 64-byte alignment (with a size of exactly 64) stops a node from
+/// straddling two lines. The member, read only on a score tie or when the
+/// element is returned, lives in `SkipList::members` instead.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 struct Node {
     score: f64,
-    member: Vec<u8>,
     /// Previous node at level 0; `None` for the first node (C uses NULL
     /// rather than the header here too).
-    backward: Option<NodeId>,
-    /// `levels.len()` is the node's level (32 for the header, 0 for a freed slot).
-    /// Kept inline for the 94% of nodes with one or two levels: a descent then
-    /// touches one cache line per step instead of chasing a second pointer.
-    levels: SmallVec<[Level; 2]>,
+    backward: Option<NonZeroU32>,
+    /// The node's level (32 for the header, 0 for a freed slot).
+    height: u32,
+    /// Levels `0..min(height, INLINE_LEVELS)`; the rest are `EMPTY_LEVEL`.
+    low: [Level; INLINE_LEVELS],
+    /// Levels `INLINE_LEVELS..height` of a tall node.
+    high: Option<Box<[Level]>>,
+}
+
+const _: () = assert!(std::mem::size_of::<Node>() == 64);
+const _: () = assert!(std::mem::size_of::<Level>() == 8);
+
+impl Node {
+    fn new(score: f64, height: usize) -> Node {
+        Node {
+            score,
+            backward: None,
+            height: height as u32,
+            low: [EMPTY_LEVEL; INLINE_LEVELS],
+            high: (height > INLINE_LEVELS)
+                .then(|| vec![EMPTY_LEVEL; height - INLINE_LEVELS].into_boxed_slice()),
+        }
+    }
+
+    fn height(&self) -> usize {
+        self.height as usize
+    }
+
+    /// Level `i`, which must be below the node's height.
+    #[inline(always)]
+    fn level(&self, i: usize) -> Level {
+        debug_assert!(i < self.height());
+        if i < INLINE_LEVELS {
+            self.low[i]
+        } else {
+            self.high.as_ref().expect("tall node")[i - INLINE_LEVELS]
+        }
+    }
+
+    fn level_mut(&mut self, i: usize) -> &mut Level {
+        debug_assert!(i < self.height());
+        if i < INLINE_LEVELS {
+            &mut self.low[i]
+        } else {
+            &mut self.high.as_mut().expect("tall node")[i - INLINE_LEVELS]
+        }
+    }
+
+    fn next(&self) -> Option<NodeId> {
+        self.level(0).forward()
+    }
+
+    fn backward(&self) -> Option<NodeId> {
+        self.backward.map(NonZeroU32::get)
+    }
 }
 
 /// A score interval, as parsed from `ZRANGEBYSCORE min max` (`zrangespec`).
@@ -243,6 +338,22 @@ impl LexRange {
     }
 }
 
+/// A node as the search predicates see it: the score, which the descent has
+/// already loaded, and the member, fetched from the cold side array only if
+/// the predicate asks for it (on a score tie, or for lex ranges).
+#[derive(Clone, Copy)]
+struct Elem<'a> {
+    score: f64,
+    list: &'a SkipList,
+    id: NodeId,
+}
+
+impl<'a> Elem<'a> {
+    fn member(self) -> &'a [u8] {
+        &self.list.members[self.id as usize]
+    }
+}
+
 /// Where a top-down search stopped on each level (`update[]` and `rank[]` in C).
 struct Path {
     /// Last node visited on each level: the one whose link crosses the target.
@@ -256,6 +367,10 @@ struct Path {
 pub struct SkipList {
     /// Arena; slot 0 is the header.
     nodes: Vec<Node>,
+    /// `members[id]` is the member of node `id` (empty for the header and for
+    /// freed slots). Kept apart from the nodes so that the descent, which
+    /// reads a member only on a score tie, keeps one cache line per node.
+    members: Vec<Box<[u8]>>,
     /// Freed slots, reused by the next insert.
     free: Vec<NodeId>,
     tail: Option<NodeId>,
@@ -279,14 +394,9 @@ impl SkipList {
 
     /// An empty list with its own seed for the random levels (`zslCreate`).
     pub fn with_seed(seed: u64) -> Self {
-        let header = Node {
-            score: 0.0,
-            member: Vec::new(),
-            backward: None,
-            levels: smallvec![EMPTY_LEVEL; ZSKIPLIST_MAXLEVEL],
-        };
         SkipList {
-            nodes: vec![header],
+            nodes: vec![Node::new(0.0, ZSKIPLIST_MAXLEVEL)],
+            members: vec![Box::default()],
             free: Vec::new(),
             tail: None,
             len: 0,
@@ -340,13 +450,11 @@ impl SkipList {
         // Like Redis, the fast path compares scores only: an equal neighbour
         // score sends us down the slow path even if the member order would
         // have kept the node in place.
-        let node = &self.nodes[id as usize];
+        let node = self.node(id);
         let prev_ok = node
-            .backward
-            .is_none_or(|b| self.nodes[b as usize].score < new_score);
-        let next_ok = node.levels[0]
-            .forward
-            .is_none_or(|f| self.nodes[f as usize].score > new_score);
+            .backward()
+            .is_none_or(|b| self.node(b).score < new_score);
+        let next_ok = node.next().is_none_or(|f| self.node(f).score > new_score);
         if prev_ok && next_ok {
             self.nodes[id as usize].score = new_score;
             return true;
@@ -362,15 +470,14 @@ impl SkipList {
         // Walk while the next node is <= the target: we stop *on* it.
         let path = self.descend(|_, n| Self::compare(score, member, n).is_ge());
         let x = path.update[0];
-        let found = x != HEADER && Self::compare(score, member, self.node(x)).is_eq();
+        let found = x != HEADER && Self::compare(score, member, self.elem(x)).is_eq();
         found.then(|| path.rank[0] - 1)
     }
 
     /// Element at 0-based `rank` (`zslGetElementByRank(rank + 1)`).
     pub fn get_by_rank(&self, rank: usize) -> Option<(f64, &[u8])> {
         let id = self.id_by_rank(rank)?;
-        let n = self.node(id);
-        Some((n.score, &n.member))
+        Some((self.node(id).score, self.member(id)))
     }
 
     /// All elements, lowest first.
@@ -425,7 +532,7 @@ impl SkipList {
         if !self.lex_may_intersect(range) {
             return None;
         }
-        self.first_matching(|n| range.gte_min(&n.member), |n| range.lte_max(&n.member))
+        self.first_matching(|n| range.gte_min(n.member()), |n| range.lte_max(n.member()))
     }
 
     /// 0-based rank of the last member in `range` (`zslNthInLexRange(range, -1)`).
@@ -433,7 +540,7 @@ impl SkipList {
         if !self.lex_may_intersect(range) {
             return None;
         }
-        self.last_matching(|n| range.lte_max(&n.member), |n| range.gte_min(&n.member))
+        self.last_matching(|n| range.lte_max(n.member()), |n| range.gte_min(n.member()))
     }
 
     /// Remove the elements of 0-based ranks `start..=end`
@@ -457,61 +564,81 @@ impl SkipList {
 
     /// Remove the members in `range` (`zslDeleteRangeByLex`).
     pub fn delete_range_by_lex(&mut self, range: &LexRange) -> Vec<Vec<u8>> {
-        let path = self.descend(|_, n| !range.gte_min(&n.member));
-        self.delete_run(&path, |_, n| range.lte_max(&n.member))
+        let path = self.descend(|_, n| !range.gte_min(n.member()));
+        self.delete_run(&path, |_, n| range.lte_max(n.member()))
     }
 
     /// Level of every element, head to tail: the real shape, for drawing.
     pub fn node_levels(&self) -> Vec<usize> {
-        self.ids().map(|id| self.node(id).levels.len()).collect()
+        self.ids().map(|id| self.node(id).height()).collect()
     }
 
     /// `(level, member length)` of every element, head to tail: what the size
     /// of each Redis node allocation depends on.
     pub fn node_shapes(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
-        self.ids().map(|id| {
-            let n = self.node(id);
-            (n.levels.len(), n.member.len())
-        })
+        self.ids()
+            .map(|id| (self.node(id).height(), self.member(id).len()))
     }
 
     /// The header's span on each level in use, bottom first. With
     /// [`node_levels`](Self::node_levels) this is enough to draw the list.
     pub fn header_spans(&self) -> Vec<usize> {
         let header = self.node(HEADER);
-        header.levels[..self.level].iter().map(|l| l.span).collect()
+        (0..self.level).map(|i| header.level(i).span()).collect()
     }
 
-    /// Bytes the arena has allocated: the node slots, every node's level
-    /// array and member buffer (by capacity), and the free list. The RNG and
-    /// the struct itself are not counted.
+    /// Bytes the arena has allocated: the node slots and member slots (by
+    /// capacity), every tall node's spilled levels, every member buffer, and
+    /// the free list. The RNG and the struct itself are not counted.
     pub fn heap_bytes(&self) -> usize {
-        let slots = self.nodes.capacity() * std::mem::size_of::<Node>();
-        let per_node: usize = self
+        let slots = self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.members.capacity() * std::mem::size_of::<Box<[u8]>>();
+        let spilled: usize = self
             .nodes
             .iter()
-            .map(|n| n.levels.capacity() * std::mem::size_of::<Level>() + n.member.capacity())
+            .filter_map(|n| n.high.as_ref())
+            .map(|high| std::mem::size_of_val::<[Level]>(high))
             .sum();
+        let members: usize = self.members.iter().map(|m| m.len()).sum();
         let free = self.free.capacity() * std::mem::size_of::<NodeId>();
-        slots + per_node + free
+        slots + spilled + members + free
     }
 
     // ----- internals ---------------------------------------------------
 
+    #[inline(always)]
     fn node(&self, id: NodeId) -> &Node {
         &self.nodes[id as usize]
     }
 
+    fn node_mut(&mut self, id: NodeId) -> &mut Node {
+        &mut self.nodes[id as usize]
+    }
+
+    fn member(&self, id: NodeId) -> &[u8] {
+        &self.members[id as usize]
+    }
+
+    #[inline(always)]
+    fn elem(&self, id: NodeId) -> Elem<'_> {
+        Elem {
+            score: self.node(id).score,
+            list: self,
+            id,
+        }
+    }
+
     /// `zslCompareWithNode` for a real node: how `(score, member)` sorts
     /// against it. `<`/`>` rather than `total_cmp`, so -0.0 == 0.0 as in C.
-    fn compare(score: f64, member: &[u8], n: &Node) -> Ordering {
+    #[inline(always)]
+    fn compare(score: f64, member: &[u8], n: Elem<'_>) -> Ordering {
         if score < n.score {
             Ordering::Less
         } else if score > n.score {
             Ordering::Greater
         } else {
             // Slice order is memcmp then length: "ab" < "abc" < "b".
-            member.cmp(n.member.as_slice())
+            member.cmp(n.member())
         }
     }
 
@@ -527,20 +654,19 @@ impl SkipList {
 
     /// Put a new unlinked node in a free slot, or at the end of the arena.
     fn alloc(&mut self, score: f64, member: Vec<u8>, level: usize) -> NodeId {
-        let node = Node {
-            score,
-            member,
-            backward: None,
-            levels: smallvec![EMPTY_LEVEL; level],
-        };
+        let node = Node::new(score, level);
+        let member = member.into_boxed_slice();
         match self.free.pop() {
             Some(id) => {
                 self.nodes[id as usize] = node;
+                self.members[id as usize] = member;
                 id
             }
             None => {
+                // Ids and spans are u32 (see `Level`): 2^32 - 1 members at most.
                 let id = NodeId::try_from(self.nodes.len()).expect("skiplist arena full");
                 self.nodes.push(node);
+                self.members.push(member);
                 id
             }
         }
@@ -548,31 +674,34 @@ impl SkipList {
 
     /// Free an unlinked node's slot and hand back its member.
     fn release(&mut self, id: NodeId) -> Vec<u8> {
-        let node = &mut self.nodes[id as usize];
-        node.levels = SmallVec::new();
+        self.nodes[id as usize] = Node::new(0.0, 0);
         self.free.push(id);
-        std::mem::take(&mut node.member)
+        std::mem::take(&mut self.members[id as usize]).into_vec()
     }
 
     /// The top-down walk shared by every operation. On each level, from the
     /// highest in use down to 0, follow forward links while `advance(rank
     /// of the next node, next node)` holds, and record where it stopped.
     /// `advance` must hold for a prefix of the list and then fail.
-    fn descend(&self, mut advance: impl FnMut(usize, &Node) -> bool) -> Path {
+    ///
+    /// Each step reads the next node's score and, if it advances, that same
+    /// node's link on level `i`: one 64-byte line for the levels kept inline.
+    #[inline(always)]
+    fn descend(&self, mut advance: impl FnMut(usize, Elem<'_>) -> bool) -> Path {
         let mut path = Path {
             update: [HEADER; ZSKIPLIST_MAXLEVEL],
             rank: [0; ZSKIPLIST_MAXLEVEL],
         };
         let (mut x, mut rank) = (HEADER, 0);
         for i in (0..self.level).rev() {
-            let mut link = self.node(x).levels[i];
-            while let Some(next) = link.forward {
-                if !advance(rank + link.span, self.node(next)) {
+            let mut link = self.node(x).level(i);
+            while let Some(next) = link.forward() {
+                if !advance(rank + link.span(), self.elem(next)) {
                     break;
                 }
-                rank += link.span;
+                rank += link.span();
                 x = next;
-                link = self.node(x).levels[i];
+                link = self.node(x).level(i);
             }
             path.update[i] = x;
             path.rank[i] = rank;
@@ -583,8 +712,8 @@ impl SkipList {
     /// Locate `(score, member)`: its node and the path to just before it.
     fn find(&self, score: f64, member: &[u8]) -> Option<(NodeId, Path)> {
         let path = self.descend(|_, n| Self::compare(score, member, n).is_gt());
-        let id = self.node(path.update[0]).levels[0].forward?;
-        Self::compare(score, member, self.node(id))
+        let id = self.node(path.update[0]).next()?;
+        Self::compare(score, member, self.elem(id))
             .is_eq()
             .then_some((id, path))
     }
@@ -602,20 +731,21 @@ impl SkipList {
     /// `zslInsertNode`: link an allocated node (its level already chosen)
     /// into place, fixing spans, the backward link and the tail.
     fn link(&mut self, id: NodeId) {
-        let node = self.node(id);
-        let (score, level) = (node.score, node.levels.len());
+        let (score, level) = (self.node(id).score, self.node(id).height());
+        let member = self.member(id);
         let Path {
             mut update,
             mut rank,
-        } = self.descend(|_, n| Self::compare(score, &node.member, n).is_gt());
+        } = self.descend(|_, n| Self::compare(score, member, n).is_gt());
 
         if level > self.level {
             // New levels start at the header, whose link to "nothing"
             // covers the whole list.
+            let len = self.len;
             for i in self.level..level {
                 update[i] = HEADER;
                 rank[i] = 0;
-                self.nodes[HEADER as usize].levels[i].span = self.len;
+                *self.node_mut(HEADER).level_mut(i) = Level::new(None, len);
             }
             self.level = level;
         }
@@ -624,25 +754,19 @@ impl SkipList {
             // update[i] is rank[0] - rank[i] nodes before the insert point;
             // its old link is split in two around the new node.
             let before = rank[0] - rank[i];
-            let old = self.nodes[update[i] as usize].levels[i];
-            self.nodes[id as usize].levels[i] = Level {
-                forward: old.forward,
-                span: old.span - before,
-            };
-            self.nodes[update[i] as usize].levels[i] = Level {
-                forward: Some(id),
-                span: before + 1,
-            };
+            let old = self.node(update[i]).level(i);
+            *self.node_mut(id).level_mut(i) = Level::new(old.forward(), old.span() - before);
+            *self.node_mut(update[i]).level_mut(i) = Level::new(Some(id), before + 1);
         }
         // Higher links jump over the new node: one more step each.
         for (i, &u) in update.iter().enumerate().take(self.level).skip(level) {
-            self.nodes[u as usize].levels[i].span += 1;
+            self.node_mut(u).level_mut(i).span += 1;
         }
 
         let prev = (update[0] != HEADER).then_some(update[0]);
-        self.nodes[id as usize].backward = prev;
-        match self.node(id).levels[0].forward {
-            Some(next) => self.nodes[next as usize].backward = Some(id),
+        self.node_mut(id).backward = prev.and_then(NonZeroU32::new);
+        match self.node(id).next() {
+            Some(next) => self.node_mut(next).backward = NonZeroU32::new(id),
             None => self.tail = Some(id),
         }
         self.len += 1;
@@ -651,12 +775,15 @@ impl SkipList {
     /// `zslUnlinkNode`: take node `id` out of every level, given the nodes
     /// just before it on each level. The slot is not freed.
     fn unlink(&mut self, id: NodeId, update: &[NodeId; ZSKIPLIST_MAXLEVEL]) {
+        let height = self.node(id).height();
         for (i, &u) in update.iter().enumerate().take(self.level) {
-            let gone = self.nodes[id as usize].levels.get(i).copied();
-            let link = &mut self.nodes[u as usize].levels[i];
+            let gone = (i < height).then(|| self.node(id).level(i));
+            let link = self.node_mut(u).level_mut(i);
             match gone {
                 // u pointed at the node: take over its link (and span).
-                Some(g) if link.forward == Some(id) => {
+                // (Spans are u32 and `g.span >= 1` unless it ends the level,
+                // so add before subtracting.)
+                Some(g) if link.forward() == Some(id) => {
                     link.span = link.span + g.span - 1;
                     link.forward = g.forward;
                 }
@@ -667,16 +794,16 @@ impl SkipList {
 
         let (prev, next) = {
             let n = self.node(id);
-            (n.backward, n.levels[0].forward)
+            (n.backward, n.next())
         };
         match next {
-            Some(next) => self.nodes[next as usize].backward = prev,
-            None => self.tail = prev,
+            Some(next) => self.node_mut(next).backward = prev,
+            None => self.tail = prev.map(NonZeroU32::get),
         }
         // Drop levels nobody uses any more.
-        let header = &mut self.nodes[HEADER as usize];
-        while self.level > 1 && header.levels[self.level - 1].forward.is_none() {
-            header.levels[self.level - 1].span = 0;
+        while self.level > 1 && self.node(HEADER).level(self.level - 1).forward.is_none() {
+            let top = self.level - 1;
+            self.node_mut(HEADER).level_mut(top).span = 0;
             self.level -= 1;
         }
         self.len -= 1;
@@ -688,15 +815,15 @@ impl SkipList {
     fn delete_run(
         &mut self,
         path: &Path,
-        mut keep_going: impl FnMut(usize, &Node) -> bool,
+        mut keep_going: impl FnMut(usize, Elem<'_>) -> bool,
     ) -> Vec<Vec<u8>> {
         let mut removed = Vec::new();
-        let mut cur = self.node(path.update[0]).levels[0].forward;
+        let mut cur = self.node(path.update[0]).next();
         while let Some(id) = cur {
-            if !keep_going(removed.len(), self.node(id)) {
+            if !keep_going(removed.len(), self.elem(id)) {
                 break;
             }
-            cur = self.node(id).levels[0].forward;
+            cur = self.node(id).next();
             self.unlink(id, &path.update);
             removed.push(self.release(id));
         }
@@ -711,50 +838,46 @@ impl SkipList {
         lte_max: impl Fn(f64) -> bool,
         range_empty: bool,
     ) -> bool {
-        let (Some(first), Some(last)) = (self.node(HEADER).levels[0].forward, self.tail) else {
+        let (Some(first), Some(last)) = (self.node(HEADER).next(), self.tail) else {
             return false;
         };
         !range_empty && gte_min(self.node(last).score) && lte_max(self.node(first).score)
     }
 
     fn lex_may_intersect(&self, range: &LexRange) -> bool {
-        let (Some(first), Some(last)) = (self.node(HEADER).levels[0].forward, self.tail) else {
+        let (Some(first), Some(last)) = (self.node(HEADER).next(), self.tail) else {
             return false;
         };
-        !range.is_empty()
-            && range.gte_min(&self.node(last).member)
-            && range.lte_max(&self.node(first).member)
+        !range.is_empty() && range.gte_min(self.member(last)) && range.lte_max(self.member(first))
     }
 
     /// Rank of the first node with `gte_min`, if it also has `lte_max`.
     fn first_matching(
         &self,
-        gte_min: impl Fn(&Node) -> bool,
-        lte_max: impl Fn(&Node) -> bool,
+        gte_min: impl Fn(Elem<'_>) -> bool,
+        lte_max: impl Fn(Elem<'_>) -> bool,
     ) -> Option<usize> {
         // Skip everything below the range; the next node is the candidate.
         let path = self.descend(|_, n| !gte_min(n));
-        let id = self.node(path.update[0]).levels[0].forward?;
-        lte_max(self.node(id)).then_some(path.rank[0])
+        let id = self.node(path.update[0]).next()?;
+        lte_max(self.elem(id)).then_some(path.rank[0])
     }
 
     /// Rank of the last node with `lte_max`, if it also has `gte_min`.
     fn last_matching(
         &self,
-        lte_max: impl Fn(&Node) -> bool,
-        gte_min: impl Fn(&Node) -> bool,
+        lte_max: impl Fn(Elem<'_>) -> bool,
+        gte_min: impl Fn(Elem<'_>) -> bool,
     ) -> Option<usize> {
         // Walk through everything not above the range and stop on the last.
         let path = self.descend(|_, n| lte_max(n));
         let id = path.update[0];
-        (id != HEADER && gte_min(self.node(id))).then(|| path.rank[0] - 1)
+        (id != HEADER && gte_min(self.elem(id))).then(|| path.rank[0] - 1)
     }
 
     /// Element ids, head to tail.
     fn ids(&self) -> impl Iterator<Item = NodeId> + '_ {
-        std::iter::successors(self.node(HEADER).levels[0].forward, |&id| {
-            self.node(id).levels[0].forward
-        })
+        std::iter::successors(self.node(HEADER).next(), |&id| self.node(id).next())
     }
 
     /// Check every structural invariant; panics with a message if one fails.
@@ -765,10 +888,13 @@ impl SkipList {
         assert_eq!(self.tail, ids.last().copied(), "tail");
         for (k, &id) in ids.iter().enumerate() {
             let want = if k == 0 { None } else { Some(ids[k - 1]) };
-            assert_eq!(self.node(id).backward, want, "backward link of rank {k}");
+            assert_eq!(self.node(id).backward(), want, "backward link of rank {k}");
             if k > 0 {
-                let (a, b) = (self.node(ids[k - 1]), self.node(id));
-                assert!(Self::compare(a.score, &a.member, b).is_lt(), "order at {k}");
+                let (a, b) = (self.elem(ids[k - 1]), self.elem(id));
+                assert!(
+                    Self::compare(a.score, a.member(), b).is_lt(),
+                    "order at {k}"
+                );
             }
         }
         let top = self.node_levels().into_iter().max().unwrap_or(1);
@@ -784,12 +910,12 @@ impl SkipList {
         let rank_of = |id: NodeId| ids.iter().position(|&x| x == id).unwrap() + 1;
         let (mut x, mut rank, mut sum) = (HEADER, 0, 0);
         loop {
-            let link = self.node(x).levels[i];
-            sum += link.span;
-            match link.forward {
+            let link = self.node(x).level(i);
+            sum += link.span();
+            match link.forward() {
                 Some(next) => {
                     assert!(i < self.level, "link above list level");
-                    assert_eq!(link.span, rank_of(next) - rank, "span at level {i}");
+                    assert_eq!(link.span(), rank_of(next) - rank, "span at level {i}");
                     (x, rank) = (next, rank_of(next));
                 }
                 None => break,
@@ -814,14 +940,15 @@ impl<'a> Iterator for Iter<'a> {
     type Item = (f64, &'a [u8]);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let node = self.list.node(self.cur?);
+        let id = self.cur?;
+        let node = self.list.node(id);
         self.cur = if self.reverse {
-            node.backward
+            node.backward()
         } else {
-            node.levels[0].forward
+            node.next()
         };
         self.remaining -= 1;
-        Some((node.score, node.member.as_slice()))
+        Some((node.score, self.list.member(id)))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -1088,14 +1215,16 @@ mod tests {
         }
         sl.check_invariants();
         assert!(sl.level() > 3, "2000 nodes should reach a few levels");
+        // Some nodes are tall enough to keep levels outside the node.
+        assert!(sl.node_levels().iter().any(|&l| l > INLINE_LEVELS));
         // The header's span on every level in use counts the nodes it skips
         // to reach that level's first node; following spans adds up to len.
         for i in 0..sl.level() {
             let (mut x, mut sum) = (HEADER, 0);
             loop {
-                let link = sl.node(x).levels[i];
-                sum += link.span;
-                match link.forward {
+                let link = sl.node(x).level(i);
+                sum += link.span();
+                match link.forward() {
                     Some(next) => x = next,
                     None => break,
                 }
