@@ -41,6 +41,28 @@ impl PartialOrd for LongDouble {
     }
 }
 
+impl std::ops::Neg for LongDouble {
+    type Output = LongDouble;
+    fn neg(self) -> LongDouble {
+        LongDouble(-self.0)
+    }
+}
+
+/// `a + b` with round-to-nearest-even, as the FPU does it.
+impl std::ops::Add for LongDouble {
+    type Output = LongDouble;
+    fn add(self, other: LongDouble) -> LongDouble {
+        LongDouble(self.0.add_r(other.0, Round::NearestTiesToEven).value)
+    }
+}
+
+impl std::ops::Sub for LongDouble {
+    type Output = LongDouble;
+    fn sub(self, other: LongDouble) -> LongDouble {
+        self + -other
+    }
+}
+
 impl LongDouble {
     pub const ZERO: LongDouble = LongDouble(X87DoubleExtended::ZERO);
 
@@ -64,20 +86,6 @@ impl LongDouble {
 
     pub fn is_finite(self) -> bool {
         self.0.is_finite()
-    }
-
-    pub fn neg(self) -> LongDouble {
-        LongDouble(-self.0)
-    }
-
-    /// `a + b` with round-to-nearest-even, as the FPU does it.
-    pub fn add(self, other: LongDouble) -> LongDouble {
-        LongDouble(self.0.add_r(other.0, Round::NearestTiesToEven).value)
-    }
-
-    /// `a - b`.
-    pub fn sub(self, other: LongDouble) -> LongDouble {
-        self.add(other.neg())
     }
 
     /// Sign, significand (with its explicit integer bit) and binary exponent of a
@@ -248,7 +256,7 @@ mod tests {
     fn sum(start: &str, step: &str, times: usize) -> String {
         let mut v = ld(start);
         for _ in 0..times {
-            v = v.add(ld(step));
+            v = v + ld(step);
         }
         v.to_human()
     }

@@ -84,6 +84,33 @@ impl Sds {
         }
     }
 
+    /// `sdsRemoveFreeSpace(s, 0)`, i.e. `sdsResize` to the length: a header type
+    /// that is the same, or smaller but wider than type 8, is kept and the buffer
+    /// reallocated (not at all if jemalloc's class would not change); otherwise a
+    /// new buffer with the smallest header.
+    pub fn remove_free_space(&mut self) {
+        let len = self.bytes.len();
+        if self.capacity == len {
+            return;
+        }
+        let wanted = sds_header_len(len);
+        let keep_header = wanted == self.header || (wanted < self.header && wanted > 3);
+        if keep_header {
+            let bufsize = jemalloc_usable(self.header + len + 1);
+            if bufsize != self.alloc_size() {
+                self.header = fit_header(self.header, bufsize);
+                self.capacity = bufsize - self.header - 1;
+            }
+        } else if wanted == 1 {
+            self.header = 1;
+            self.capacity = len;
+        } else {
+            let bufsize = jemalloc_usable(wanted + len + 1);
+            self.header = fit_header(wanted, bufsize);
+            self.capacity = bufsize - self.header - 1;
+        }
+    }
+
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes
     }

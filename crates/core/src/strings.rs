@@ -73,9 +73,9 @@ impl ArgObject {
             // (`sdsMakeRoomForNonGreedy(ll + 2)`), then trimmed if more than a
             // tenth is free (`trimStringObjectIfNeeded`).
             let header = crate::memory::sds_header_len(len + 2).max(3);
-            let sds = Sds::with_alloc(bytes, jemalloc_usable(header + len + 3));
+            let mut sds = Sds::with_alloc(bytes, jemalloc_usable(header + len + 3));
             if sds.avail() > len / 10 {
-                return ArgObject::Raw(Sds::new(bytes));
+                sds.remove_free_space();
             }
             return ArgObject::Raw(sds);
         }

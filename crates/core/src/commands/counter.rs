@@ -113,7 +113,7 @@ pub fn incrbyfloat(s: &mut Server, a: &Args) -> Reply {
     let Some(by) = LongDouble::parse(a.bytes(2)) else {
         return Reply::error(errors::NOT_FLOAT);
     };
-    let value = current.add(by);
+    let value = current + by;
     if !value.is_finite() {
         return Reply::error(NAN_OR_INF);
     }
@@ -296,15 +296,13 @@ fn increx_int(s: &mut Server, key: &[u8], by: Option<&[u8]>, o: &IncrEx) -> Outc
 
 fn increx_float(s: &mut Server, key: &[u8], by: &[u8], o: &IncrEx) -> Outcome {
     let by = float_arg(by)?;
-    let lower = o
-        .lower
-        .map_or(Ok(LongDouble::max_value().neg()), float_arg)?;
+    let lower = o.lower.map_or(Ok(-LongDouble::max_value()), float_arg)?;
     let upper = o.upper.map_or(Ok(LongDouble::max_value()), float_arg)?;
     if lower > upper {
         return Err(crossed_bounds());
     }
     let current = current_float(lookup(s, key)?)?;
-    let wanted = current.add(by);
+    let wanted = current + by;
     if !wanted.is_finite() {
         return Err(Reply::error(NAN_OR_INF));
     }
@@ -320,7 +318,7 @@ fn increx_float(s: &mut Server, key: &[u8], by: &[u8], o: &IncrEx) -> Outcome {
         let reply = Reply::Array(vec![Reply::bulk(current.to_human()), Reply::bulk("0")]);
         return Ok((reply, false));
     };
-    let applied = new.sub(current);
+    let applied = new - current;
     let text = new.to_human();
     store(s, key, ArgObject::from_computed(text.as_bytes()), true);
     let reply = Reply::Array(vec![Reply::bulk(text), Reply::bulk(applied.to_human())]);

@@ -38,10 +38,11 @@ pub fn memory(s: &mut Server, a: &Args) -> Reply {
     if let Err(reply) = parse_samples(a) {
         return reply;
     }
+    // `dbFind`: no lazy expiry here, so a key past its deadline that nothing has
+    // touched yet is still measured, as in Redis.
     let key = a.bytes(2);
-    s.keyspace.get(key);
     let slot = s.keyspace.has_expire_slot(key);
-    match s.keyspace.get(key) {
+    match s.keyspace.peek(key) {
         None => Reply::Nil,
         Some(Value::Zset(z)) => {
             let bytes = memory::key_object_size(key.len(), slot) + memory::zset_alloc_size(z);

@@ -384,7 +384,7 @@ pub fn msetnx(s: &mut Server, a: &Args) -> Reply {
 }
 
 fn mset_generic(s: &mut Server, a: &Args, nx: bool, name: &str) -> Reply {
-    if a.len() % 2 == 0 {
+    if a.len().is_multiple_of(2) {
         return Reply::error(errors::arity(name));
     }
     if nx
