@@ -2,11 +2,21 @@
 //!
 //! Like Redis, an expired key is removed lazily when it is looked up, so a key past
 //! its deadline is never seen by a command.
+//!
+//! Each entry also remembers whether Redis's key object would carry an expiry
+//! slot: Redis 8 keeps the deadline inside the object holding the key, adds the
+//! 8-byte slot when a TTL is first set (or up front for keys of 128 bytes or
+//! more), and does not shrink the object when the TTL goes away. MEMORY USAGE
+//! counts that slot. Overwriting a value either keeps the old object (when
+//! `dbSetValue` swaps the new content in) or builds a new one, with a slot only if
+//! the TTL is kept; [`Keyspace::set_value`] takes that choice from the caller.
 
 use std::collections::HashMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::hash::Hash;
+use crate::memory::KEY_LEN_WITH_EXPIRE_SLOT;
+use crate::strings::StringValue;
 use crate::zset::Zset;
 
 /// A value stored under a key. More types arrive with the labs that need them.
@@ -15,6 +25,7 @@ pub enum Value {
     /// Boxed: a zset carries its skiplist header and generator inline.
     Zset(Box<Zset>),
     Hash(Hash),
+    String(StringValue),
 }
 
 impl Value {
@@ -23,6 +34,7 @@ impl Value {
         match self {
             Value::Zset(_) => "zset",
             Value::Hash(_) => "hash",
+            Value::String(_) => "string",
         }
     }
 }
@@ -32,6 +44,8 @@ struct Entry {
     value: Value,
     /// Absolute expiry time in Unix milliseconds.
     expires_at_ms: Option<i64>,
+    /// Whether Redis's key object for this entry has an expiry slot.
+    expire_slot: bool,
 }
 
 /// Wall-clock time in Unix milliseconds, the clock Redis uses for expiry.
@@ -84,8 +98,35 @@ impl Keyspace {
             Entry {
                 value,
                 expires_at_ms: None,
+                expire_slot: key.len() >= KEY_LEN_WITH_EXPIRE_SLOT,
             },
         );
+    }
+
+    /// `setKey` / `dbSetValue`: stores `value`, keeping the TTL if `keep_ttl`.
+    /// `reuse_object` says Redis keeps the existing key object (and so its expiry
+    /// slot); otherwise a new object gets a slot only for a kept TTL.
+    pub fn set_value(&mut self, key: &[u8], value: Value, keep_ttl: bool, reuse_object: bool) {
+        self.expire_if_due(key);
+        let long_key = key.len() >= KEY_LEN_WITH_EXPIRE_SLOT;
+        match self.entries.get_mut(key) {
+            None => self.insert(key, value),
+            Some(e) => {
+                let expiry = if keep_ttl { e.expires_at_ms } else { None };
+                e.expire_slot = if reuse_object {
+                    e.expire_slot
+                } else {
+                    expiry.is_some() || long_key
+                };
+                e.expires_at_ms = expiry;
+                e.value = value;
+            }
+        }
+    }
+
+    /// Whether the key object of `key` carries an expiry slot.
+    pub fn has_expire_slot(&self, key: &[u8]) -> bool {
+        self.entries.get(key).is_some_and(|e| e.expire_slot)
     }
 
     pub fn remove(&mut self, key: &[u8]) -> bool {
@@ -103,6 +144,7 @@ impl Keyspace {
         match self.entries.get_mut(key) {
             Some(e) => {
                 e.expires_at_ms = at_ms;
+                e.expire_slot |= at_ms.is_some();
                 true
             }
             None => false,

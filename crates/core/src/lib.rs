@@ -3,7 +3,7 @@
 //! This crate knows nothing about sockets, servers or lab tables. It has three
 //! layers, each usable on its own:
 //!
-//! * the structures ([`zset`], [`dict`], [`hash`]): plain Rust types with the
+//! * the structures ([`zset`], [`dict`], [`hash`], [`strings`] on [`sds`]): plain Rust types with the
 //!   algorithms Redis uses, and what Redis's MEMORY USAGE would say about them
 //!   ([`memory`]);
 //! * the keyspace ([`keyspace`]): named values with types and expiry;
@@ -23,10 +23,13 @@ pub mod commands;
 pub mod dict;
 pub mod hash;
 pub mod keyspace;
+pub mod ldouble;
 pub mod memory;
 pub mod num;
 pub mod reply;
 pub mod sampling;
+pub mod sds;
+pub mod strings;
 pub mod zset;
 
 pub use commands::Server;

@@ -74,12 +74,13 @@ pub fn jemalloc_usable(n: usize) -> usize {
     n.next_multiple_of(1 << (k - 2))
 }
 
-/// `sdsHdrSize(sdsReqType(len))`: 1, 3, 5, 9 or 17 bytes.
+/// `sdsHdrSize(sdsReqType(len))`: 1, 3, 5, 9 or 17 bytes. A type holds a length
+/// up to its maximum minus header minus NUL: 252 for type 8, 65,530 for type 16.
 pub fn sds_header_len(len: usize) -> usize {
     match len {
         0..32 => 1,
-        32..=251 => 3,
-        252..=65529 => 5,
+        32..=252 => 3,
+        253..=65530 => 5,
         _ if (len as u64) <= (1u64 << 32) - 10 => 9,
         _ => 17,
     }
@@ -247,10 +248,10 @@ mod tests {
         assert_eq!(sds_header_len(0), 1);
         assert_eq!(sds_header_len(31), 1);
         assert_eq!(sds_header_len(32), 3);
-        assert_eq!(sds_header_len(251), 3);
-        assert_eq!(sds_header_len(252), 5);
-        assert_eq!(sds_header_len(65529), 5);
-        assert_eq!(sds_header_len(65530), 9);
+        assert_eq!(sds_header_len(252), 3);
+        assert_eq!(sds_header_len(253), 5);
+        assert_eq!(sds_header_len(65530), 5);
+        assert_eq!(sds_header_len(65531), 9);
     }
 
     #[test]

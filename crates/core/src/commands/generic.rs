@@ -20,6 +20,8 @@ pub const COMMANDS: &[CommandSpec] = &[
     spec("type", 2, type_of),
     spec("expire", -3, expire),
     spec("pexpire", -3, pexpire),
+    spec("expireat", -3, expireat),
+    spec("pexpireat", -3, pexpireat),
     spec("ttl", 2, ttl),
     spec("pttl", 2, pttl),
     spec("persist", 2, persist),
@@ -109,16 +111,25 @@ pub fn type_of(s: &mut Server, a: &Args) -> Reply {
 }
 
 pub fn expire(s: &mut Server, a: &Args) -> Reply {
-    expire_generic(s, a, 1000, "expire")
+    expire_generic(s, a, 1000, now_ms(), "expire")
 }
 
 pub fn pexpire(s: &mut Server, a: &Args) -> Reply {
-    expire_generic(s, a, 1, "pexpire")
+    expire_generic(s, a, 1, now_ms(), "pexpire")
 }
 
-/// EXPIRE/PEXPIRE with NX/XX/GT/LT. A deadline in the past deletes the key, as in
-/// Redis. For GT/LT a key without a TTL counts as an infinite TTL.
-fn expire_generic(s: &mut Server, a: &Args, unit_ms: i64, name: &str) -> Reply {
+pub fn expireat(s: &mut Server, a: &Args) -> Reply {
+    expire_generic(s, a, 1000, 0, "expireat")
+}
+
+pub fn pexpireat(s: &mut Server, a: &Args) -> Reply {
+    expire_generic(s, a, 1, 0, "pexpireat")
+}
+
+/// EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT with NX/XX/GT/LT (`expireGenericCommand`):
+/// options first, then the number, then the key. A deadline in the past deletes
+/// the key, as in Redis. For GT/LT a key without a TTL counts as an infinite TTL.
+fn expire_generic(s: &mut Server, a: &Args, unit_ms: i64, base_ms: i64, name: &str) -> Reply {
     let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
     for i in 3..a.len() {
         match () {
@@ -127,7 +138,9 @@ fn expire_generic(s: &mut Server, a: &Args, unit_ms: i64, name: &str) -> Reply {
             _ if a.is(i, "gt") => gt = true,
             _ if a.is(i, "lt") => lt = true,
             _ => {
-                let opt = String::from_utf8_lossy(a.bytes(i));
+                // `%s` of a C string: up to the first NUL, line breaks as spaces.
+                let c_str = a.bytes(i).split(|&b| b == 0).next().unwrap_or_default();
+                let opt = String::from_utf8_lossy(c_str).replace(['\r', '\n'], " ");
                 return Reply::error(format!("ERR Unsupported option {opt}"));
             }
         }
@@ -144,7 +157,7 @@ fn expire_generic(s: &mut Server, a: &Args, unit_ms: i64, name: &str) -> Reply {
     };
     let Some(at) = amount
         .checked_mul(unit_ms)
-        .and_then(|ms| ms.checked_add(now_ms()))
+        .and_then(|ms| ms.checked_add(base_ms))
     else {
         return Reply::error(format!("ERR invalid expire time in '{name}' command"));
     };

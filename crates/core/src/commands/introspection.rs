@@ -38,14 +38,17 @@ pub fn memory(s: &mut Server, a: &Args) -> Reply {
     if let Err(reply) = parse_samples(a) {
         return reply;
     }
+    // `dbFind`: no lazy expiry here, so a key past its deadline that nothing has
+    // touched yet is still measured, as in Redis.
     let key = a.bytes(2);
-    let has_expire = matches!(s.keyspace.expiry(key), Some(Some(_)));
-    match s.keyspace.get(key) {
+    let slot = s.keyspace.has_expire_slot(key);
+    match s.keyspace.peek(key) {
         None => Reply::Nil,
         Some(Value::Zset(z)) => {
-            let bytes = memory::key_object_size(key.len(), has_expire) + memory::zset_alloc_size(z);
+            let bytes = memory::key_object_size(key.len(), slot) + memory::zset_alloc_size(z);
             Reply::Integer(bytes as i64)
         }
+        Some(Value::String(v)) => Reply::Integer(v.alloc_size(key.len(), slot) as i64),
         // Said plainly rather than guessed: no model of a hash's allocations yet.
         Some(other) => Reply::error(format!(
             "ERR the core does not model MEMORY USAGE for {} values",
@@ -84,6 +87,7 @@ pub fn object(s: &mut Server, a: &Args) -> Reply {
         None => Reply::Nil,
         Some(Value::Zset(z)) => Reply::bulk(z.encoding().name()),
         Some(Value::Hash(h)) => Reply::bulk(h.encoding_name()),
+        Some(Value::String(v)) => Reply::bulk(v.encoding_name()),
     }
 }
 

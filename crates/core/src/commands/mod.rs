@@ -6,9 +6,12 @@
 //! errors read exactly like Redis's.
 
 mod args;
+mod counter;
 mod generic;
 mod hash;
 mod introspection;
+mod string;
+mod string_args;
 mod zset;
 mod zset_setops;
 
@@ -45,6 +48,8 @@ const TABLES: &[&[CommandSpec]] = &[
     zset_setops::COMMANDS,
     hash::COMMANDS,
     introspection::COMMANDS,
+    string::COMMANDS,
+    counter::COMMANDS,
 ];
 
 fn lookup(lower_name: &str) -> Option<&'static CommandSpec> {

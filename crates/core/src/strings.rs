@@ -1,0 +1,227 @@
+//! The string value, in the three encodings Redis 8.6 keeps it in.
+//!
+//! * **int**: a value that reads as a 64-bit integer (`string2l`: no `+`, no
+//!   leading zero, no `-0`, at most 20 bytes) is stored in the object's pointer
+//!   field and costs nothing beyond the key object;
+//! * **embstr**: a short value stored inside the key object's own allocation.
+//!   Redis 8 embeds the key too, so whether a value fits depends on both: the
+//!   argument becomes an embstr object when it has at most 44 bytes
+//!   (`OBJ_ENCODING_EMBSTR_SIZE_LIMIT`), and `kvobjSet` keeps it embedded only if
+//!   16 (robj) + key + 3 + value + 4 ≤ 64 bytes (a cache line), i.e. key + value
+//!   ≤ 41 bytes; otherwise the value moves to its own SDS and the encoding is raw;
+//! * **raw**: an [`Sds`] of its own. APPEND and SETRANGE always work on a raw
+//!   string (`dbUnshareStringValue` turns int and embstr into an exact-size raw
+//!   first) and make it grow with SDS's preallocation.
+//!
+//! A value passes through an *argument object* first (what `tryObjectEncoding`
+//! made of the client's argument, or what a command computed); that object's
+//! encoding also decides whether Redis reuses the key's existing allocation on
+//! overwrite, which [`ArgObject::swappable`] reports for the keyspace.
+
+use std::borrow::Cow;
+
+use crate::memory::{jemalloc_usable, key_object_size, sds_size, EXPIRE_SLOT_SIZE, ROBJ_SIZE};
+use crate::num::parse_i64;
+use crate::sds::Sds;
+
+/// `OBJ_ENCODING_EMBSTR_SIZE_LIMIT`.
+pub const EMBSTR_SIZE_LIMIT: usize = 44;
+/// `CACHE_LINE_SIZE`, the bound `kvobjSet` uses to embed a value.
+pub const CACHE_LINE: usize = 64;
+/// `OBJ_SHARED_INTEGERS`: 0..10000 are shared objects.
+pub const SHARED_INTEGERS: i64 = 10_000;
+/// `PROTO_MBULK_BIG_ARG`: bigger arguments keep the query buffer as their SDS.
+pub const MBULK_BIG_ARG: usize = 32 * 1024;
+/// `proto-max-bulk-len`'s default, the 512 MB limit of a string.
+pub const PROTO_MAX_BULK_LEN: u64 = 512 * 1024 * 1024;
+
+/// A string value as stored under a key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StringValue {
+    Int(i64),
+    Embstr(Vec<u8>),
+    Raw(Sds),
+}
+
+/// A string object before it is stored: what `tryObjectEncoding` or a command
+/// built.
+#[derive(Clone, Debug)]
+pub enum ArgObject {
+    /// `shared`: one of Redis's shared integers 0..9999.
+    Int {
+        value: i64,
+        shared: bool,
+    },
+    Embstr(Vec<u8>),
+    Raw(Sds),
+}
+
+impl ArgObject {
+    /// `tryObjectEncoding(argv[i])` on an argument as the network layer built it.
+    pub fn from_argument(bytes: &[u8]) -> ArgObject {
+        let len = bytes.len();
+        if len <= 20 {
+            if let Some(v) = parse_i64(bytes) {
+                return ArgObject::int(v);
+            }
+        }
+        if len <= EMBSTR_SIZE_LIMIT {
+            return ArgObject::Embstr(bytes.to_vec());
+        }
+        if len >= MBULK_BIG_ARG {
+            // The query buffer was sized for the bulk and its CRLF
+            // (`sdsMakeRoomForNonGreedy(ll + 2)`), then trimmed if more than a
+            // tenth is free (`trimStringObjectIfNeeded`).
+            let header = crate::memory::sds_header_len(len + 2).max(3);
+            let mut sds = Sds::with_alloc(bytes, jemalloc_usable(header + len + 3));
+            if sds.avail() > len / 10 {
+                sds.remove_free_space();
+            }
+            return ArgObject::Raw(sds);
+        }
+        ArgObject::Raw(Sds::new(bytes))
+    }
+
+    /// `createStringObjectFromLongLongForValue`.
+    pub fn int(value: i64) -> ArgObject {
+        ArgObject::Int {
+            value,
+            shared: (0..SHARED_INTEGERS).contains(&value),
+        }
+    }
+
+    /// `createStringObject`: embstr up to 44 bytes, else an exact raw SDS.
+    pub fn from_computed(bytes: &[u8]) -> ArgObject {
+        if bytes.len() <= EMBSTR_SIZE_LIMIT {
+            ArgObject::Embstr(bytes.to_vec())
+        } else {
+            ArgObject::Raw(Sds::new(bytes))
+        }
+    }
+
+    /// Whether `dbSetValue` may keep the key's existing object and swap this one's
+    /// content in: only an unshared, non-embstr object qualifies.
+    pub fn swappable(&self) -> bool {
+        match self {
+            ArgObject::Int { shared, .. } => !shared,
+            ArgObject::Embstr(_) => false,
+            ArgObject::Raw(_) => true,
+        }
+    }
+
+    /// `kvobjSet`: the value as stored under a key of `key_len` bytes.
+    pub fn into_stored(self, key_len: usize) -> StringValue {
+        match self {
+            ArgObject::Int { value, .. } => StringValue::Int(value),
+            ArgObject::Raw(s) => StringValue::Raw(s),
+            ArgObject::Embstr(bytes) => {
+                if ROBJ_SIZE + key_len + 3 + 4 + bytes.len() <= CACHE_LINE {
+                    StringValue::Embstr(bytes)
+                } else {
+                    StringValue::Raw(Sds::new(&bytes))
+                }
+            }
+        }
+    }
+}
+
+impl StringValue {
+    /// The bytes a client reads (an int is printed by `ll2string`).
+    pub fn bytes(&self) -> Cow<'_, [u8]> {
+        match self {
+            StringValue::Int(v) => Cow::Owned(v.to_string().into_bytes()),
+            StringValue::Embstr(b) => Cow::Borrowed(b),
+            StringValue::Raw(s) => Cow::Borrowed(s.as_bytes()),
+        }
+    }
+
+    /// STRLEN.
+    pub fn len(&self) -> usize {
+        match self {
+            StringValue::Int(v) => v.to_string().len(),
+            StringValue::Embstr(b) => b.len(),
+            StringValue::Raw(s) => s.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// What OBJECT ENCODING says.
+    pub fn encoding_name(&self) -> &'static str {
+        match self {
+            StringValue::Int(_) => "int",
+            StringValue::Embstr(_) => "embstr",
+            StringValue::Raw(_) => "raw",
+        }
+    }
+
+    /// `dbUnshareStringValue`: the raw copy APPEND and SETRANGE work on, or
+    /// `None` if the value already is raw.
+    pub fn unshared(&self) -> Option<ArgObject> {
+        match self {
+            StringValue::Raw(_) => None,
+            other => Some(ArgObject::Raw(Sds::new(&other.bytes()))),
+        }
+    }
+
+    pub fn raw_mut(&mut self) -> Option<&mut Sds> {
+        match self {
+            StringValue::Raw(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// `kvobjAllocSize` for a string under a key of `key_len` bytes; `slot` says
+    /// whether the key object carries an expiry slot.
+    pub fn alloc_size(&self, key_len: usize, slot: bool) -> usize {
+        match self {
+            StringValue::Int(_) => key_object_size(key_len, slot),
+            StringValue::Embstr(b) => {
+                let meta = if slot || key_len >= crate::memory::KEY_LEN_WITH_EXPIRE_SLOT {
+                    EXPIRE_SLOT_SIZE
+                } else {
+                    0
+                };
+                jemalloc_usable(meta + ROBJ_SIZE + 1 + sds_size(key_len) + 3 + b.len() + 1)
+            }
+            StringValue::Raw(s) => key_object_size(key_len, slot) + s.alloc_size(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stored(key: &str, value: &[u8]) -> StringValue {
+        ArgObject::from_argument(value).into_stored(key.len())
+    }
+
+    #[test]
+    fn encodings_follow_redis_8_thresholds() {
+        assert_eq!(stored("k", b"12345").encoding_name(), "int");
+        assert_eq!(stored("k", b"-9223372036854775808").encoding_name(), "int");
+        assert_eq!(
+            stored("k", b"9223372036854775808").encoding_name(),
+            "embstr"
+        );
+        assert_eq!(stored("k", b"007").encoding_name(), "embstr");
+        assert_eq!(stored("k", b"+1").encoding_name(), "embstr");
+        // key + value <= 41 bytes stays embedded.
+        assert_eq!(stored("k", &[b'x'; 40]).encoding_name(), "embstr");
+        assert_eq!(stored("k", &[b'x'; 41]).encoding_name(), "raw");
+        assert_eq!(stored("kk", &[b'x'; 39]).encoding_name(), "embstr");
+        assert_eq!(stored("k", &[b'x'; 45]).encoding_name(), "raw");
+    }
+
+    #[test]
+    fn sizes_of_the_articles_cases() {
+        // One SET of 100,000 bytes under a short key: 24 + 114,688.
+        let v = stored("s:set", &vec![b'x'; 100_000]);
+        assert_eq!(v.alloc_size(5, false), 114_712);
+        assert_eq!(stored("k", b"1").alloc_size(1, false), 24);
+        assert_eq!(stored("k", b"hello").alloc_size(1, false), 32);
+    }
+}
