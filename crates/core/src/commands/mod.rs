@@ -9,6 +9,7 @@ mod args;
 mod generic;
 mod hash;
 mod introspection;
+mod scripting;
 mod zset;
 mod zset_setops;
 
@@ -45,6 +46,7 @@ const TABLES: &[&[CommandSpec]] = &[
     zset_setops::COMMANDS,
     hash::COMMANDS,
     introspection::COMMANDS,
+    scripting::COMMANDS,
 ];
 
 fn lookup(lower_name: &str) -> Option<&'static CommandSpec> {
@@ -79,6 +81,9 @@ pub struct Server {
     /// The generator behind random commands (ZRANDMEMBER, HRANDFIELD, skiplist
     /// levels are separate).
     pub rng: ChaCha8Rng,
+    /// The Lua state and script cache, created by the first script command.
+    /// Taken out while a script runs (the script's `redis.call`s borrow the rest).
+    scripting: Option<Box<crate::scripting::Engine>>,
 }
 
 impl Default for Server {
@@ -101,6 +106,7 @@ impl Server {
             keyspace: Keyspace::new(),
             pending_block: None,
             rng,
+            scripting: None,
         }
     }
 
@@ -130,6 +136,16 @@ impl Server {
             Some(blocked) => Execution::Blocked(blocked),
             None => Execution::Done(reply),
         }
+    }
+
+    /// Executes a command for a script's `redis.call`. A script's client cannot
+    /// block (Redis's `CLIENT_DENY_BLOCKING`): a blocking command with nothing to
+    /// serve has already answered a null array, and must not block the caller of
+    /// the script.
+    pub(crate) fn execute_in_script(&mut self, argv: &[Vec<u8>]) -> Reply {
+        let reply = self.execute(argv);
+        self.pending_block = None;
+        reply
     }
 
     /// Called by a blocking command that found nothing to serve.
