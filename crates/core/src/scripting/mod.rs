@@ -36,7 +36,7 @@ pub mod rand48;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+use mlua::{Function, Lua, LuaOptions, LuaString, MultiValue, StdLib, Table, Value};
 
 use crate::reply::Reply;
 use rand48::Rand48;
@@ -116,18 +116,38 @@ impl Engine {
         )?;
         prim.set(
             "error_text",
-            lua.create_function(|_, s: mlua::LuaString| {
-                Ok(convert::error_text(&s.to_string_lossy()))
+            lua.create_function(|_, s: LuaString| Ok(convert::error_text(&s.to_string_lossy())))?,
+        )?;
+        prim.set(
+            "error_value",
+            lua.create_function(|lua, v: Value| match &v {
+                Value::Error(e) => match e.downcast_ref::<Raised>() {
+                    Some(r) => r.value(lua),
+                    None => Ok(Value::String(lua.create_string(e.to_string())?)),
+                },
+                other => Ok(other.clone()),
             })?,
         )?;
         prim.set(
-            "error_table",
-            lua.create_function(|lua, v: Value| match &v {
-                Value::Error(e) => match e.downcast_ref::<Raised>() {
-                    Some(r) => Ok(Value::Table(r.table(lua)?)),
-                    None => Ok(Value::Nil),
-                },
-                _ => Ok(Value::Nil),
+            "raise",
+            lua.create_function(|_, text: LuaString| -> mlua::Result<()> {
+                Err(raise(&text.to_string_lossy(), false))
+            })?,
+        )?;
+        prim.set(
+            "raise_string",
+            lua.create_function(|_, text: LuaString| -> mlua::Result<()> {
+                Err(mlua::Error::external(Raised {
+                    text: text.to_string_lossy(),
+                    ignore_stats: false,
+                    plain: true,
+                }))
+            })?,
+        )?;
+        prim.set(
+            "c_function",
+            lua.create_function(|lua, f: Function| {
+                lua.create_function(move |_, args: MultiValue| f.call::<MultiValue>(args))
             })?,
         )?;
         let r = rand.clone();
@@ -320,9 +340,20 @@ pub struct Raised {
     pub text: String,
     /// Redis marks errors of commands (already counted in the error stats).
     pub ignore_stats: bool,
+    /// A plain message (luaL_error), not an `{err=...}` table.
+    pub plain: bool,
 }
 
 impl Raised {
+    /// The Lua error value Redis would have raised.
+    fn value(&self, lua: &Lua) -> mlua::Result<Value> {
+        if self.plain {
+            Ok(Value::String(lua.create_string(&self.text)?))
+        } else {
+            Ok(Value::Table(self.table(lua)?))
+        }
+    }
+
     fn table(&self, lua: &Lua) -> mlua::Result<Table> {
         let t = convert::error_table(lua, &self.text)?;
         if self.ignore_stats {
@@ -344,6 +375,7 @@ fn raise(text: &str, ignore_stats: bool) -> mlua::Error {
     mlua::Error::external(Raised {
         text: text.into(),
         ignore_stats,
+        plain: false,
     })
 }
 
@@ -358,6 +390,7 @@ fn redis_call(
         Ok(Err(Raised {
             text: text.into(),
             ignore_stats: false,
+            plain: false,
         }))
     };
     if argv.is_empty() {
@@ -377,7 +410,11 @@ fn redis_call(
         Ok(reply) => return Ok(Ok(convert::reply_to_lua(lua, &reply)?)),
         Err(refusal) => (convert::error_text(&refusal), true),
     };
-    Ok(Err(Raised { text, ignore_stats }))
+    Ok(Err(Raised {
+        text,
+        ignore_stats,
+        plain: false,
+    }))
 }
 
 /// The reply for a script that raised an error (`luaCallFunction`).

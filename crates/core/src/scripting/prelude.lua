@@ -21,6 +21,23 @@ local floor = math.floor
 local PRELUDE = '@redislab_prelude'
 
 local READONLY = 'Attempt to modify a readonly table'
+
+-- The functions below that Redis writes in C are wrapped by `prim.c_function`
+-- (a Rust function, so a C function to Lua): a `return redis.log(...)` tail call
+-- then keeps the script's frame, as it does on Redis. They raise through
+-- `prim.raise` (an `{err=...}` table, as Redis's luaPushError + lua_error) or
+-- `prim.raise_string` (a plain message, as luaL_error), never through `error`.
+local raise, raise_string, c_function = prim.raise, prim.raise_string, prim.c_function
+
+-- luaL_where(L, 1) seen from a wrapped function: `level` 1 is the function that
+-- calls `where`, then the Rust wrapper, then the script.
+local function where(level)
+  local info = dbg.getinfo(level + 3, 'Sl')
+  if info and info.currentline > 0 then
+    return info.short_src .. ':' .. info.currentline .. ': '
+  end
+  return ''
+end
 local protected = real_setmetatable({}, { __mode = 'k' })
 
 -- Raised at the assignment's line, as Lua's VM does for a read-only table.
@@ -82,27 +99,27 @@ redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 
 function redis.log(...)
   local n = select('#', ...)
   if n < 2 then
-    real_error({ err = 'ERR redis.log() requires two arguments or more.' })
+    raise('ERR redis.log() requires two arguments or more.')
   end
   local level = c_int((...))
   if level == nil then
-    real_error({ err = 'ERR First argument must be a number (log level).' })
+    raise('ERR First argument must be a number (log level).')
   end
   if level < 0 or level > 3 then
-    real_error({ err = 'ERR Invalid log level.' })
+    raise('ERR Invalid log level.')
   end
 end
 
 function redis.setresp(...)
   if select('#', ...) ~= 1 then
-    real_error({ err = 'ERR redis.setresp() requires one argument.' })
+    raise('ERR redis.setresp() requires one argument.')
   end
   local resp = c_int((...))
   if resp ~= 2 and resp ~= 3 then
-    real_error({ err = 'ERR RESP version must be 2 or 3.' })
+    raise('ERR RESP version must be 2 or 3.')
   end
   if resp == 3 then
-    real_error({ err = 'ERR RESP3 inside scripts is not modelled by the core' })
+    raise('ERR RESP3 inside scripts is not modelled by the core')
   end
 end
 
@@ -111,11 +128,11 @@ redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REP
 -- The core does not replicate; the argument is checked like Redis checks it.
 function redis.set_repl(...)
   if select('#', ...) ~= 1 then
-    real_error({ err = 'ERR redis.set_repl() requires one argument.' })
+    raise('ERR redis.set_repl() requires one argument.')
   end
   local flags = c_int((...)) or 0
   if flags < 0 or flags > 3 then
-    real_error({ err = 'ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.' })
+    raise('ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.')
   end
 end
 
@@ -129,16 +146,25 @@ end
 
 function redis.debug() end
 
+for _, name in ipairs({
+  'error_reply', 'status_reply', 'log', 'setresp', 'set_repl', 'replicate_commands',
+  'breakpoint', 'debug',
+}) do
+  redis[name] = c_function(redis[name])
+end
+
 redis.REDIS_VERSION = prim.version
 redis.REDIS_VERSION_NUM = prim.version_num
 
 -- ---------------------------------------------------------------------------
 -- math.random on Redis's own rand48, so the same calls draw the same numbers.
 
+-- luaL_checkint, called directly by a wrapped function.
 local function int_arg(v, i, name)
   local n = c_int(v)
   if n == nil then
-    real_error("bad argument #" .. i .. " to '" .. name .. "' (number expected, got " .. type(v) .. ")", 3)
+    local got = v == nil and 'no value' or type(v)
+    raise_string(where(2) .. 'bad argument #' .. i .. " to '" .. name .. "' (number expected, got " .. got .. ')')
   end
   return n
 end
@@ -156,23 +182,25 @@ function lmath.random(...)
   elseif n == 1 then
     local u = int_arg((...), 1, 'random')
     if u < 1 then
-      real_error("bad argument #1 to 'random' (interval is empty)", 2)
+      raise_string(where(1) .. "bad argument #1 to 'random' (interval is empty)")
     end
     return floor(r * u) + 1
   elseif n == 2 then
     local l, u = ...
     l, u = int_arg(l, 1, 'random'), int_arg(u, 2, 'random')
     if l > u then
-      real_error("bad argument #2 to 'random' (interval is empty)", 2)
+      raise_string(where(1) .. "bad argument #2 to 'random' (interval is empty)")
     end
     return floor(r * (u - l + 1)) + l
   end
-  real_error('wrong number of arguments', 2)
+  raise_string(where(1) .. 'wrong number of arguments')
 end
 
 function lmath.randomseed(seed)
   prim.srand48(int_arg(seed, 1, 'randomseed'))
 end
+lmath.random = c_function(lmath.random)
+lmath.randomseed = c_function(lmath.randomseed)
 
 -- ---------------------------------------------------------------------------
 -- The globals a script sees.
@@ -203,7 +231,7 @@ local function pcall_result(ok, ...)
   end
   local e = ...
   if type(e) == 'userdata' then
-    e = prim.error_table(e) or e
+    e = prim.error_value(e)
   end
   if type(e) == 'table' then
     local msg = e.err
@@ -239,18 +267,25 @@ visible.load = function(fn, name)
   end
   return f, e
 end
-visible.rawset = function(t, k, v)
+-- Redis's VM refuses these on a read-only table with a message and no position.
+visible.rawset = c_function(function(t, k, v)
   if protected[t] then
-    real_error(READONLY, 0)
+    raise_string(READONLY)
+  end
+  if type(t) ~= 'table' then
+    raise_string(where(1) .. "bad argument #1 to 'rawset' (table expected, got " .. type(t) .. ')')
   end
   return real_rawset(t, k, v)
-end
-visible.setmetatable = function(t, mt)
+end)
+visible.setmetatable = c_function(function(t, mt)
   if protected[t] then
-    real_error(READONLY, 0)
+    raise_string(READONLY)
+  end
+  if type(t) ~= 'table' then
+    raise_string(where(1) .. "bad argument #1 to 'setmetatable' (table expected, got " .. type(t) .. ')')
   end
   return real_setmetatable(t, mt)
-end
+end)
 visible.string = readonly(string)
 visible.table = readonly(table)
 visible.math = readonly(lmath)
@@ -277,7 +312,7 @@ local function handler(err)
     info = dbg.getinfo(level, 'nSl')
   end
   if type(err) == 'userdata' then
-    err = prim.error_table(err) or err
+    err = prim.error_value(err)
   end
   if type(err) ~= 'table' then
     err = { err = 'ERR ' .. tostring(err) }
