@@ -16,12 +16,17 @@ mod zset_setops;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::keyspace::Keyspace;
+use crate::keyspace::{ExpireCycleStats, Keyspace};
 use crate::reply::{errors, Reply};
 
 pub use args::Args;
 
 type Handler = fn(&mut Server, &Args) -> Reply;
+
+/// How often Redis runs its active expire cycle (`hz 10`).
+pub const ACTIVE_EXPIRE_PERIOD: std::time::Duration = std::time::Duration::from_millis(100);
+/// The time one cycle may take: 25% of the period (`ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC`).
+pub const ACTIVE_EXPIRE_BUDGET: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// One entry of a command table: the lower-case name, Redis's arity and the handler.
 pub struct CommandSpec {
@@ -136,6 +141,16 @@ impl Server {
             Some(blocked) => Execution::Blocked(blocked),
             None => Execution::Done(reply),
         }
+    }
+
+    /// One run of Redis's slow active expire cycle (`activeExpireCycle`): deletes
+    /// keys whose TTL passed even if nobody reads them again. Redis runs it 10
+    /// times a second with a budget of 25% of that period; a caller that owns the
+    /// server (the listener's executor) calls this about every
+    /// [`ACTIVE_EXPIRE_PERIOD`].
+    pub fn active_expire_cycle(&mut self) -> ExpireCycleStats {
+        self.keyspace
+            .active_expire_cycle(crate::keyspace::now_ms(), ACTIVE_EXPIRE_BUDGET)
     }
 
     /// Executes a command for a script's `redis.call`. A script's client cannot
