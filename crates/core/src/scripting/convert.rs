@@ -98,7 +98,7 @@ pub fn format_lua_number(d: f64) -> String {
 /// C's `(long long)` cast of a double as x86-64 performs it: out of range and NaN
 /// give the "integer indefinite" value, `i64::MIN`.
 pub fn c_cast_i64(d: f64) -> i64 {
-    if d.is_nan() || d >= 9_223_372_036_854_775_808.0 || d < -9_223_372_036_854_775_808.0 {
+    if d.is_nan() || !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&d) {
         i64::MIN
     } else {
         d as i64

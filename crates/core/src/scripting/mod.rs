@@ -50,6 +50,10 @@ pub const EVAL_SCRIPTS_KEPT: usize = 500;
 const REDIS_VERSION: &str = "8.6.3";
 const REDIS_VERSION_NUM: i64 = 0x0008_0603;
 
+/// Executes one `redis.call` for a running script: the reply, or the text of
+/// Redis's refusal (unknown command, arity, not allowed from scripts, ...).
+pub type CommandFn<'a> = dyn FnMut(&[Vec<u8>]) -> Result<Reply, String> + 'a;
+
 /// Flags a script declares in a `#!lua flags=...` shebang.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ScriptFlags {
@@ -153,7 +157,7 @@ impl Engine {
         let r = rand.clone();
         prim.set(
             "lrand48",
-            lua.create_function(move |_, ()| Ok(r.lock().map(|mut g| g.next()).unwrap_or(0)))?,
+            lua.create_function(move |_, ()| Ok(r.lock().map(|mut g| g.draw()).unwrap_or(0)))?,
         )?;
         let r = rand.clone();
         prim.set(
@@ -278,7 +282,7 @@ impl Engine {
         function: Function,
         keys: &[Vec<u8>],
         args: &[Vec<u8>],
-        command: &mut dyn FnMut(&[Vec<u8>]) -> Result<Reply, String>,
+        command: &mut CommandFn,
     ) -> mlua::Result<(bool, Value)> {
         self.visible.raw_set("KEYS", self.string_array(keys)?)?;
         self.visible.raw_set("ARGV", self.string_array(args)?)?;
@@ -384,7 +388,7 @@ fn raise(text: &str, ignore_stats: bool) -> mlua::Error {
 fn redis_call(
     lua: &Lua,
     argv: MultiValue,
-    command: &mut dyn FnMut(&[Vec<u8>]) -> Result<Reply, String>,
+    command: &mut CommandFn,
 ) -> mlua::Result<Result<Value, Raised>> {
     let refuse = |text: &str| {
         Ok(Err(Raised {
@@ -498,7 +502,7 @@ mod tests {
 
     #[test]
     fn shebangs() {
-        assert_eq!(parse_shebang(b"return 1").unwrap().0.compat, true);
+        assert!(parse_shebang(b"return 1").unwrap().0.compat);
         let (f, len) = parse_shebang(b"#!lua flags=no-writes\nreturn 1").unwrap();
         assert!(f.no_writes && !f.compat);
         assert_eq!(len, 21);

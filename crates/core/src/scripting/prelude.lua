@@ -159,12 +159,23 @@ redis.REDIS_VERSION_NUM = prim.version_num
 -- ---------------------------------------------------------------------------
 -- math.random on Redis's own rand48, so the same calls draw the same numbers.
 
+-- The name luaL_argerror gives the wrapped function: how its caller called it
+-- (`random` for math.random(...)), or `?` when a C function such as pcall did.
+local function fname(level)
+  local info = dbg.getinfo(level + 2, 'n')
+  return info and info.name or '?'
+end
+
+local function argerror(level, i, msg)
+  raise_string(where(level + 1) .. 'bad argument #' .. i .. " to '" .. fname(level + 1) .. "' (" .. msg .. ')')
+end
+
 -- luaL_checkint, called directly by a wrapped function.
-local function int_arg(v, i, name)
+local function int_arg(v, i)
   local n = c_int(v)
   if n == nil then
     local got = v == nil and 'no value' or type(v)
-    raise_string(where(2) .. 'bad argument #' .. i .. " to '" .. name .. "' (number expected, got " .. got .. ')')
+    argerror(2, i, 'number expected, got ' .. got)
   end
   return n
 end
@@ -180,16 +191,16 @@ function lmath.random(...)
   if n == 0 then
     return r
   elseif n == 1 then
-    local u = int_arg((...), 1, 'random')
+    local u = int_arg((...), 1)
     if u < 1 then
-      raise_string(where(1) .. "bad argument #1 to 'random' (interval is empty)")
+      argerror(1, 1, 'interval is empty')
     end
     return floor(r * u) + 1
   elseif n == 2 then
     local l, u = ...
-    l, u = int_arg(l, 1, 'random'), int_arg(u, 2, 'random')
+    l, u = int_arg(l, 1), int_arg(u, 2)
     if l > u then
-      raise_string(where(1) .. "bad argument #2 to 'random' (interval is empty)")
+      argerror(1, 2, 'interval is empty')
     end
     return floor(r * (u - l + 1)) + l
   end
@@ -197,7 +208,7 @@ function lmath.random(...)
 end
 
 function lmath.randomseed(seed)
-  prim.srand48(int_arg(seed, 1, 'randomseed'))
+  prim.srand48(int_arg(seed, 1))
 end
 lmath.random = c_function(lmath.random)
 lmath.randomseed = c_function(lmath.randomseed)
@@ -273,7 +284,7 @@ visible.rawset = c_function(function(t, k, v)
     raise_string(READONLY)
   end
   if type(t) ~= 'table' then
-    raise_string(where(1) .. "bad argument #1 to 'rawset' (table expected, got " .. type(t) .. ')')
+    argerror(1, 1, 'table expected, got ' .. type(t))
   end
   return real_rawset(t, k, v)
 end)
@@ -282,7 +293,7 @@ visible.setmetatable = c_function(function(t, mt)
     raise_string(READONLY)
   end
   if type(t) ~= 'table' then
-    raise_string(where(1) .. "bad argument #1 to 'setmetatable' (table expected, got " .. type(t) .. ')')
+    argerror(1, 1, 'table expected, got ' .. type(t))
   end
   return real_setmetatable(t, mt)
 end)

@@ -25,7 +25,7 @@ impl Default for Rand48 {
 
 impl Rand48 {
     /// The next value in `[0, 2^31)`.
-    pub fn next(&mut self) -> i32 {
+    pub fn draw(&mut self) -> i32 {
         self.x = (A.wrapping_mul(self.x).wrapping_add(C)) & MASK;
         (self.x >> 17) as i32
     }
@@ -44,10 +44,10 @@ mod tests {
     fn matches_lrand48_from_its_default_state() {
         // Redis's first math.random(10) is 4: floor(851401618 / (2^31 - 1) * 10) + 1.
         let mut r = Rand48::default();
-        assert_eq!(r.next(), 851401618);
-        assert_eq!(r.next(), 1804928587);
+        assert_eq!(r.draw(), 851401618);
+        assert_eq!(r.draw(), 1804928587);
         r.seed(0);
         // glibc: srand48(0); lrand48() == 366850414
-        assert_eq!(r.next(), 366850414);
+        assert_eq!(r.draw(), 366850414);
     }
 }
