@@ -1,7 +1,15 @@
 //! The keyspace: named values, each with a type and an optional expiry time.
 //!
-//! Like Redis, an expired key is removed lazily when it is looked up, so a key past
-//! its deadline is never seen by a command.
+//! Like Redis, an expired key is removed two ways: lazily, when it is looked up (so
+//! a key past its deadline is never seen by a command), and actively, by
+//! [`Keyspace::active_expire_cycle`], which the server runs periodically (Redis:
+//! `activeExpireCycle` from `serverCron`, 10 times a second) so that keys nobody
+//! reads again still go away and DBSIZE drops.
+//!
+//! The active cycle follows Redis 6+'s shape: it walks the keys that have a TTL
+//! with a cursor (Redis scans its `expires` dict), 20 keys per round, deletes the
+//! expired ones, and starts another round only while more than 10% of a round
+//! was expired and its time budget lasts.
 //!
 //! Each entry also remembers whether Redis's key object would carry an expiry
 //! slot: Redis 8 keeps the deadline inside the object holding the key, adds the
@@ -12,7 +20,7 @@
 //! the TTL is kept; [`Keyspace::set_value`] takes that choice from the caller.
 
 use std::collections::HashMap;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::hash::Hash;
 use crate::memory::KEY_LEN_WITH_EXPIRE_SLOT;
@@ -56,9 +64,28 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// Keys examined per round of the active cycle
+/// (`ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP`).
+pub const KEYS_PER_LOOP: usize = 20;
+/// Another round runs while more than this share of a round had expired
+/// (`ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE`, 10%).
+const ACCEPTABLE_STALE_PERCENT: usize = 10;
+
 #[derive(Debug, Default)]
 pub struct Keyspace {
     entries: HashMap<Vec<u8>, Entry>,
+    /// The keys that have a TTL (Redis's `expires` dict), in a vector so the
+    /// active cycle can walk them with a cursor; `volatile_pos` finds a key's slot.
+    volatile: Vec<Vec<u8>>,
+    volatile_pos: HashMap<Vec<u8>, usize>,
+    cursor: usize,
+}
+
+/// What one active expire cycle did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ExpireCycleStats {
+    pub examined: usize,
+    pub expired: usize,
 }
 
 impl Keyspace {
@@ -70,8 +97,77 @@ impl Keyspace {
     fn expire_if_due(&mut self, key: &[u8]) {
         let due = matches!(self.entries.get(key), Some(e) if e.expires_at_ms.is_some_and(|t| t <= now_ms()));
         if due {
-            self.entries.remove(key);
+            self.delete(key);
         }
+    }
+
+    /// Removes a key and its TTL bookkeeping.
+    fn delete(&mut self, key: &[u8]) -> bool {
+        self.forget_ttl(key);
+        self.entries.remove(key).is_some()
+    }
+
+    fn track_ttl(&mut self, key: &[u8]) {
+        if !self.volatile_pos.contains_key(key) {
+            self.volatile_pos.insert(key.to_vec(), self.volatile.len());
+            self.volatile.push(key.to_vec());
+        }
+    }
+
+    fn forget_ttl(&mut self, key: &[u8]) {
+        if let Some(pos) = self.volatile_pos.remove(key) {
+            self.volatile.swap_remove(pos);
+            if let Some(moved) = self.volatile.get(pos) {
+                self.volatile_pos.insert(moved.clone(), pos);
+            }
+        }
+    }
+
+    /// Number of keys with a TTL (INFO's `expires=`).
+    pub fn volatile_len(&self) -> usize {
+        self.volatile.len()
+    }
+
+    /// One active expire cycle at `now_ms`: rounds of [`KEYS_PER_LOOP`] keys with a
+    /// TTL from the cursor on, deleting the expired ones, until a round finds at
+    /// most 10% expired, every key with a TTL was examined, or `budget` is spent.
+    pub fn active_expire_cycle(&mut self, now_ms: i64, budget: Duration) -> ExpireCycleStats {
+        let started = Instant::now();
+        let mut stats = ExpireCycleStats::default();
+        let total = self.volatile.len();
+        while !self.volatile.is_empty() && stats.examined < total {
+            let mut round_expired = 0;
+            let mut round = 0;
+            while round < KEYS_PER_LOOP && !self.volatile.is_empty() && stats.examined < total {
+                if self.cursor >= self.volatile.len() {
+                    self.cursor = 0;
+                }
+                let key = &self.volatile[self.cursor];
+                let due = self
+                    .entries
+                    .get(key)
+                    .and_then(|e| e.expires_at_ms)
+                    .is_none_or(|t| t <= now_ms);
+                round += 1;
+                stats.examined += 1;
+                if due {
+                    // swap_remove brings the last key into this slot: the
+                    // cursor stays to examine it.
+                    let key = key.clone();
+                    self.delete(&key);
+                    round_expired += 1;
+                } else {
+                    self.cursor += 1;
+                }
+            }
+            stats.expired += round_expired;
+            if round_expired * 100 <= round * ACCEPTABLE_STALE_PERCENT
+                || started.elapsed() >= budget
+            {
+                break;
+            }
+        }
+        stats
     }
 
     pub fn get(&mut self, key: &[u8]) -> Option<&Value> {
@@ -93,6 +189,7 @@ impl Keyspace {
 
     /// Stores a new value with no expiry, replacing whatever was there.
     pub fn insert(&mut self, key: &[u8], value: Value) {
+        self.forget_ttl(key);
         self.entries.insert(
             key.to_vec(),
             Entry {
@@ -131,7 +228,7 @@ impl Keyspace {
 
     pub fn remove(&mut self, key: &[u8]) -> bool {
         self.expire_if_due(key);
-        self.entries.remove(key).is_some()
+        self.delete(key)
     }
 
     pub fn contains(&mut self, key: &[u8]) -> bool {
@@ -145,6 +242,10 @@ impl Keyspace {
             Some(e) => {
                 e.expires_at_ms = at_ms;
                 e.expire_slot |= at_ms.is_some();
+                match at_ms {
+                    Some(_) => self.track_ttl(key),
+                    None => self.forget_ttl(key),
+                }
                 true
             }
             None => false,
@@ -168,9 +269,79 @@ impl Keyspace {
 
     pub fn clear(&mut self) {
         self.entries.clear();
+        self.volatile.clear();
+        self.volatile_pos.clear();
+        self.cursor = 0;
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &[u8]> {
         self.entries.keys().map(|k| k.as_slice())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hash::Hash;
+
+    fn keyspace_with(n: usize, ttl_from: usize, at_ms: i64) -> Keyspace {
+        let mut ks = Keyspace::new();
+        for i in 0..n {
+            let key = format!("k{i}").into_bytes();
+            ks.insert(&key, Value::Hash(Hash::default()));
+            if i >= ttl_from {
+                ks.set_expiry(&key, Some(at_ms));
+            }
+        }
+        ks
+    }
+
+    #[test]
+    fn the_active_cycle_removes_expired_keys_nobody_reads() {
+        let now = now_ms();
+        let mut ks = keyspace_with(1000, 100, now - 1);
+        assert_eq!(ks.len(), 1000);
+        assert_eq!(ks.volatile_len(), 900);
+        let stats = ks.active_expire_cycle(now, Duration::from_millis(25));
+        // Every round is fully expired, so the cycle goes on to the end.
+        assert_eq!(
+            stats,
+            ExpireCycleStats {
+                examined: 900,
+                expired: 900
+            }
+        );
+        assert_eq!(ks.len(), 100);
+        assert_eq!(ks.volatile_len(), 0);
+    }
+
+    #[test]
+    fn the_active_cycle_stops_when_few_keys_are_stale() {
+        let now = now_ms();
+        let mut ks = keyspace_with(1000, 0, now + 60_000);
+        let stats = ks.active_expire_cycle(now, Duration::from_millis(25));
+        assert_eq!(
+            stats,
+            ExpireCycleStats {
+                examined: KEYS_PER_LOOP,
+                expired: 0
+            }
+        );
+        // The cursor moved on: the next cycle looks at the next keys.
+        assert_eq!(ks.cursor, KEYS_PER_LOOP);
+        assert_eq!(ks.len(), 1000);
+    }
+
+    #[test]
+    fn ttl_bookkeeping_follows_the_key() {
+        let mut ks = keyspace_with(3, 0, now_ms() + 60_000);
+        assert_eq!(ks.volatile_len(), 3);
+        ks.set_expiry(b"k0", None);
+        ks.remove(b"k1");
+        ks.insert(b"k2", Value::Hash(Hash::default()));
+        assert_eq!(ks.volatile_len(), 0);
+        ks.set_expiry(b"k2", Some(now_ms() + 1000));
+        ks.clear();
+        assert_eq!(ks.volatile_len(), 0);
     }
 }

@@ -8,7 +8,7 @@
 //!   ([`memory`]);
 //! * the keyspace ([`keyspace`]): named values with types and expiry;
 //! * the command layer ([`commands`]): `argv` in, a [`Reply`] out, with Redis's exact
-//!   replies, error strings and number formatting.
+//!   replies, error strings and number formatting; EVAL's Lua runs in [`scripting`].
 //!
 //! In-process use:
 //!
@@ -28,6 +28,7 @@ pub mod memory;
 pub mod num;
 pub mod reply;
 pub mod sampling;
+pub mod scripting;
 pub mod sds;
 pub mod strings;
 pub mod zset;

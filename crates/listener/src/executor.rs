@@ -5,12 +5,16 @@
 //! (BZPOPMIN on empty keys), the rest of that client's pipeline waits with it, in a
 //! FIFO queue of waiting clients that is retried after every other job, and the
 //! blocked command answers a null array when its timeout passes.
+//!
+//! Between jobs, and when idle, the executor also runs the core's active expire
+//! cycle every [`ACTIVE_EXPIRE_PERIOD`], as Redis's `serverCron` does, so keys
+//! past their TTL go away even if nobody reads them.
 
 use std::collections::VecDeque;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use redislab_core::commands::Execution;
+use redislab_core::commands::{Execution, ACTIVE_EXPIRE_PERIOD};
 use redislab_core::{Reply, Server};
 use tokio::sync::oneshot;
 
@@ -41,13 +45,19 @@ struct Waiter {
 pub fn execute_jobs(jobs: mpsc::Receiver<Job>) {
     let mut server = Server::new();
     let mut waiters: VecDeque<Waiter> = VecDeque::new();
+    let mut next_cycle = Instant::now() + ACTIVE_EXPIRE_PERIOD;
     loop {
-        let next = match waiters.iter().filter_map(|w| w.deadline).min() {
-            Some(deadline) => jobs.recv_timeout(deadline.saturating_duration_since(Instant::now())),
-            None => jobs
-                .recv()
-                .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
-        };
+        let wake = waiters
+            .iter()
+            .filter_map(|w| w.deadline)
+            .min()
+            .map_or(next_cycle, |d| d.min(next_cycle));
+        let next = jobs.recv_timeout(wake.saturating_duration_since(Instant::now()));
+        let now = Instant::now();
+        if now >= next_cycle {
+            server.active_expire_cycle();
+            next_cycle = now + ACTIVE_EXPIRE_PERIOD;
+        }
         match next {
             Ok(job) => {
                 if let Some(waiter) = run(&mut server, job) {

@@ -71,9 +71,10 @@ pub fn command(_: &mut Server, _: &Args) -> Reply {
 /// is this crate's own version.
 pub fn info(s: &mut Server, _: &Args) -> Reply {
     let text = format!(
-        "# Server\r\nredis_version:8.8.0\r\nredislab_core_version:{}\r\nredis_mode:standalone\r\n\r\n# Keyspace\r\ndb0:keys={},expires=0\r\n",
+        "# Server\r\nredis_version:8.8.0\r\nredislab_core_version:{}\r\nredis_mode:standalone\r\n\r\n# Keyspace\r\ndb0:keys={},expires={}\r\n",
         crate::CORE_VERSION,
-        s.keyspace.len()
+        s.keyspace.len(),
+        s.keyspace.volatile_len()
     );
     Reply::bulk(text)
 }

@@ -10,6 +10,7 @@ mod counter;
 mod generic;
 mod hash;
 mod introspection;
+mod scripting;
 mod string;
 mod string_args;
 mod zset;
@@ -18,12 +19,17 @@ mod zset_setops;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::keyspace::Keyspace;
+use crate::keyspace::{ExpireCycleStats, Keyspace};
 use crate::reply::{errors, Reply};
 
 pub use args::Args;
 
 type Handler = fn(&mut Server, &Args) -> Reply;
+
+/// How often Redis runs its active expire cycle (`hz 10`).
+pub const ACTIVE_EXPIRE_PERIOD: std::time::Duration = std::time::Duration::from_millis(100);
+/// The time one cycle may take: 25% of the period (`ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC`).
+pub const ACTIVE_EXPIRE_BUDGET: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// One entry of a command table: the lower-case name, Redis's arity and the handler.
 pub struct CommandSpec {
@@ -50,6 +56,7 @@ const TABLES: &[&[CommandSpec]] = &[
     introspection::COMMANDS,
     string::COMMANDS,
     counter::COMMANDS,
+    scripting::COMMANDS,
 ];
 
 fn lookup(lower_name: &str) -> Option<&'static CommandSpec> {
@@ -84,6 +91,9 @@ pub struct Server {
     /// The generator behind random commands (ZRANDMEMBER, HRANDFIELD, skiplist
     /// levels are separate).
     pub rng: ChaCha8Rng,
+    /// The Lua state and script cache, created by the first script command.
+    /// Taken out while a script runs (the script's `redis.call`s borrow the rest).
+    scripting: Option<Box<crate::scripting::Engine>>,
 }
 
 impl Default for Server {
@@ -106,6 +116,7 @@ impl Server {
             keyspace: Keyspace::new(),
             pending_block: None,
             rng,
+            scripting: None,
         }
     }
 
@@ -135,6 +146,26 @@ impl Server {
             Some(blocked) => Execution::Blocked(blocked),
             None => Execution::Done(reply),
         }
+    }
+
+    /// One run of Redis's slow active expire cycle (`activeExpireCycle`): deletes
+    /// keys whose TTL passed even if nobody reads them again. Redis runs it 10
+    /// times a second with a budget of 25% of that period; a caller that owns the
+    /// server (the listener's executor) calls this about every
+    /// [`ACTIVE_EXPIRE_PERIOD`].
+    pub fn active_expire_cycle(&mut self) -> ExpireCycleStats {
+        self.keyspace
+            .active_expire_cycle(crate::keyspace::now_ms(), ACTIVE_EXPIRE_BUDGET)
+    }
+
+    /// Executes a command for a script's `redis.call`. A script's client cannot
+    /// block (Redis's `CLIENT_DENY_BLOCKING`): a blocking command with nothing to
+    /// serve has already answered a null array, and must not block the caller of
+    /// the script.
+    pub(crate) fn execute_in_script(&mut self, argv: &[Vec<u8>]) -> Reply {
+        let reply = self.execute(argv);
+        self.pending_block = None;
+        reply
     }
 
     /// Called by a blocking command that found nothing to serve.
