@@ -25,6 +25,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use crate::hash::Hash;
 use crate::memory::KEY_LEN_WITH_EXPIRE_SLOT;
 use crate::strings::StringValue;
+use crate::watch::Watches;
 use crate::zset::Zset;
 
 /// A value stored under a key. More types arrive with the labs that need them.
@@ -79,6 +80,8 @@ pub struct Keyspace {
     volatile: Vec<Vec<u8>>,
     volatile_pos: HashMap<Vec<u8>, usize>,
     cursor: usize,
+    /// Versions of WATCHed keys (see [`crate::watch`]).
+    pub watches: Watches,
 }
 
 /// What one active expire cycle did.
@@ -98,11 +101,13 @@ impl Keyspace {
         let due = matches!(self.entries.get(key), Some(e) if e.expires_at_ms.is_some_and(|t| t <= now_ms()));
         if due {
             self.delete(key);
+            self.watches.expired(key);
         }
     }
 
     /// Removes a key and its TTL bookkeeping.
     fn delete(&mut self, key: &[u8]) -> bool {
+        self.watches.note(key);
         self.forget_ttl(key);
         self.entries.remove(key).is_some()
     }
@@ -155,6 +160,7 @@ impl Keyspace {
                     // cursor stays to examine it.
                     let key = key.clone();
                     self.delete(&key);
+                    self.watches.expired(&key);
                     round_expired += 1;
                 } else {
                     self.cursor += 1;
@@ -184,11 +190,13 @@ impl Keyspace {
 
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Value> {
         self.expire_if_due(key);
+        self.watches.note(key);
         self.entries.get_mut(key).map(|e| &mut e.value)
     }
 
     /// Stores a new value with no expiry, replacing whatever was there.
     pub fn insert(&mut self, key: &[u8], value: Value) {
+        self.watches.note(key);
         self.forget_ttl(key);
         self.entries.insert(
             key.to_vec(),
@@ -205,6 +213,7 @@ impl Keyspace {
     /// slot); otherwise a new object gets a slot only for a kept TTL.
     pub fn set_value(&mut self, key: &[u8], value: Value, keep_ttl: bool, reuse_object: bool) {
         self.expire_if_due(key);
+        self.watches.note(key);
         let long_key = key.len() >= KEY_LEN_WITH_EXPIRE_SLOT;
         match self.entries.get_mut(key) {
             None => self.insert(key, value),
@@ -238,6 +247,7 @@ impl Keyspace {
     /// Sets the absolute expiry of an existing key; returns false if there is no key.
     pub fn set_expiry(&mut self, key: &[u8], at_ms: Option<i64>) -> bool {
         self.expire_if_due(key);
+        self.watches.note(key);
         match self.entries.get_mut(key) {
             Some(e) => {
                 e.expires_at_ms = at_ms;
@@ -268,6 +278,7 @@ impl Keyspace {
     }
 
     pub fn clear(&mut self) {
+        self.watches.touch_all();
         self.entries.clear();
         self.volatile.clear();
         self.volatile_pos.clear();

@@ -31,6 +31,8 @@ pub mod sampling;
 pub mod scripting;
 pub mod sds;
 pub mod strings;
+pub mod transaction;
+pub mod watch;
 pub mod zset;
 
 pub use commands::Server;

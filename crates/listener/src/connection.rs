@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 
 use redislab_core::Reply;
@@ -15,7 +16,35 @@ use crate::resp::{parse_command, Parsed};
 
 const READ_CHUNK: usize = 64 * 1024;
 
-pub async fn serve(mut stream: TcpStream, jobs: mpsc::Sender<Job>) -> io::Result<()> {
+/// Gives every connection its own id, for its transaction state.
+static NEXT_CLIENT: AtomicU64 = AtomicU64::new(1);
+
+/// Tells the executor the connection is gone, however `serve` returns.
+struct Goodbye {
+    client: u64,
+    jobs: mpsc::Sender<Job>,
+}
+
+impl Drop for Goodbye {
+    fn drop(&mut self) {
+        let _ = self.jobs.send(Job::closing(self.client));
+    }
+}
+
+pub async fn serve(stream: TcpStream, jobs: mpsc::Sender<Job>) -> io::Result<()> {
+    let client = NEXT_CLIENT.fetch_add(1, Ordering::Relaxed);
+    let _goodbye = Goodbye {
+        client,
+        jobs: jobs.clone(),
+    };
+    serve_client(client, stream, jobs).await
+}
+
+async fn serve_client(
+    client: u64,
+    mut stream: TcpStream,
+    jobs: mpsc::Sender<Job>,
+) -> io::Result<()> {
     stream.set_nodelay(true)?;
     let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut chunk = vec![0u8; READ_CHUNK];
@@ -24,7 +53,7 @@ pub async fn serve(mut stream: TcpStream, jobs: mpsc::Sender<Job>) -> io::Result
         let mut out = Vec::new();
         if !commands.is_empty() {
             let (done, replies) = oneshot::channel();
-            if jobs.send(Job::new(commands, done)).is_err() {
+            if jobs.send(Job::new(client, commands, done)).is_err() {
                 return Ok(());
             }
             let replies = replies

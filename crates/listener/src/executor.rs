@@ -10,31 +10,57 @@
 //! cycle every [`ACTIVE_EXPIRE_PERIOD`], as Redis's `serverCron` does, so keys
 //! past their TTL go away even if nobody reads them.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use redislab_core::commands::{Execution, ACTIVE_EXPIRE_PERIOD};
+use redislab_core::transaction::ClientTx;
 use redislab_core::{Reply, Server};
 use tokio::sync::oneshot;
 
 /// The commands one connection read, and where their replies go.
 pub struct Job {
+    /// The connection's id, for its MULTI/WATCH state.
+    pub client: u64,
     pub commands: VecDeque<Vec<Vec<u8>>>,
     pub replies: Vec<Reply>,
     pub done: oneshot::Sender<Vec<Reply>>,
+    /// The connection closed: forget its transaction state and watched keys.
+    pub closing: bool,
 }
 
 impl Job {
-    pub fn new(commands: VecDeque<Vec<Vec<u8>>>, done: oneshot::Sender<Vec<Reply>>) -> Job {
+    pub fn new(
+        client: u64,
+        commands: VecDeque<Vec<Vec<u8>>>,
+        done: oneshot::Sender<Vec<Reply>>,
+    ) -> Job {
         let replies = Vec::with_capacity(commands.len());
         Job {
+            client,
             commands,
             replies,
             done,
+            closing: false,
+        }
+    }
+
+    /// The last message of a connection.
+    pub fn closing(client: u64) -> Job {
+        let (done, _) = oneshot::channel();
+        Job {
+            client,
+            commands: VecDeque::new(),
+            replies: Vec::new(),
+            done,
+            closing: true,
         }
     }
 }
+
+/// Per-connection transaction state, by client id.
+type Clients = HashMap<u64, ClientTx>;
 
 /// A client whose front command is blocked.
 struct Waiter {
@@ -44,6 +70,7 @@ struct Waiter {
 
 pub fn execute_jobs(jobs: mpsc::Receiver<Job>) {
     let mut server = Server::new();
+    let mut clients = Clients::new();
     let mut waiters: VecDeque<Waiter> = VecDeque::new();
     let mut next_cycle = Instant::now() + ACTIVE_EXPIRE_PERIOD;
     loop {
@@ -59,23 +86,36 @@ pub fn execute_jobs(jobs: mpsc::Receiver<Job>) {
             next_cycle = now + ACTIVE_EXPIRE_PERIOD;
         }
         match next {
+            Ok(job) if job.closing => {
+                if let Some(mut tx) = clients.remove(&job.client) {
+                    tx.release(&mut server);
+                }
+            }
             Ok(job) => {
-                if let Some(waiter) = run(&mut server, job) {
+                if let Some(waiter) = run(&mut server, &mut clients, job) {
                     waiters.push_back(waiter);
                 } else {
-                    serve_waiters(&mut server, &mut waiters);
+                    serve_waiters(&mut server, &mut clients, &mut waiters);
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return,
         }
-        expire_waiters(&mut server, &mut waiters);
+        expire_waiters(&mut server, &mut clients, &mut waiters);
     }
 }
 
-/// Runs a job's commands in order; returns it as a waiter if one blocks.
-fn run(server: &mut Server, mut job: Job) -> Option<Waiter> {
+/// Runs a job's commands in order; returns it as a waiter if one blocks. MULTI,
+/// EXEC and friends (and commands queued inside a transaction) go through the
+/// client's transaction state; EXEC runs the whole queue here, in one turn.
+fn run(server: &mut Server, clients: &mut Clients, mut job: Job) -> Option<Waiter> {
     while let Some(argv) = job.commands.front() {
+        let tx = clients.entry(job.client).or_default();
+        if let Some(reply) = tx.handle(server, argv) {
+            job.replies.push(reply);
+            job.commands.pop_front();
+            continue;
+        }
         match server.execute_or_block(argv) {
             Execution::Done(reply) => {
                 job.replies.push(reply);
@@ -95,14 +135,14 @@ fn run(server: &mut Server, mut job: Job) -> Option<Waiter> {
 
 /// Retries every waiting client in the order they blocked. Serving one may unblock
 /// none, some or all of the others, each in turn.
-fn serve_waiters(server: &mut Server, waiters: &mut VecDeque<Waiter>) {
+fn serve_waiters(server: &mut Server, clients: &mut Clients, waiters: &mut VecDeque<Waiter>) {
     let mut still_waiting = VecDeque::with_capacity(waiters.len());
     while let Some(waiter) = waiters.pop_front() {
         // A client that went away is dropped without taking an element.
         if waiter.job.done.is_closed() {
             continue;
         }
-        if let Some(mut again) = run(server, waiter.job) {
+        if let Some(mut again) = run(server, clients, waiter.job) {
             again.deadline = waiter.deadline;
             still_waiting.push_back(again);
         }
@@ -112,7 +152,7 @@ fn serve_waiters(server: &mut Server, waiters: &mut VecDeque<Waiter>) {
 
 /// Answers a null array to every blocked command whose timeout passed, then lets
 /// the rest of its pipeline run.
-fn expire_waiters(server: &mut Server, waiters: &mut VecDeque<Waiter>) {
+fn expire_waiters(server: &mut Server, clients: &mut Clients, waiters: &mut VecDeque<Waiter>) {
     let now = Instant::now();
     let mut still_waiting = VecDeque::with_capacity(waiters.len());
     while let Some(mut waiter) = waiters.pop_front() {
@@ -122,7 +162,7 @@ fn expire_waiters(server: &mut Server, waiters: &mut VecDeque<Waiter>) {
         }
         waiter.job.replies.push(Reply::NilArray);
         waiter.job.commands.pop_front();
-        if let Some(again) = run(server, waiter.job) {
+        if let Some(again) = run(server, clients, waiter.job) {
             still_waiting.push_back(again);
         }
     }

@@ -133,7 +133,30 @@ impl Server {
         if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
             return Reply::error(errors::arity(spec.name));
         }
-        (spec.handler)(self, &Args::new(argv))
+        // Anything that may write marks the WATCHed keys it touches as modified.
+        let writes = !is_read_only(spec.name);
+        if writes {
+            self.keyspace.watches.begin_write();
+        }
+        let reply = (spec.handler)(self, &Args::new(argv));
+        if writes {
+            self.keyspace.watches.end_write();
+        }
+        reply
+    }
+
+    /// Whether `argv` could be queued inside MULTI: a known command with a valid
+    /// number of arguments (Redis rejects the rest at queue time).
+    pub fn check_command(&self, argv: &[Vec<u8>]) -> Result<(), Reply> {
+        let name = String::from_utf8_lossy(&argv[0]).to_ascii_lowercase();
+        let Some(spec) = lookup(&name) else {
+            return Err(Reply::error(unknown_command(argv)));
+        };
+        let argc = argv.len() as i32;
+        if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
+            return Err(Reply::error(errors::arity(spec.name)));
+        }
+        Ok(())
     }
 
     /// Executes one command for a client that can block (the listener's). In-process
@@ -183,6 +206,73 @@ impl Server {
     pub fn command_names() -> impl Iterator<Item = &'static str> {
         TABLES.iter().flat_map(|t| t.iter()).map(|c| c.name)
     }
+}
+
+/// Commands that never modify a key. Everything else counts as a write for WATCH,
+/// so a command added later errs on the side of aborting a transaction rather than
+/// letting a lost update through.
+const READ_ONLY: &[&str] = &[
+    "ping",
+    "echo",
+    "select",
+    "client",
+    "command",
+    "info",
+    "dbsize",
+    "exists",
+    "type",
+    "ttl",
+    "pttl",
+    "expiretime",
+    "pexpiretime",
+    "object",
+    "memory",
+    "get",
+    "mget",
+    "strlen",
+    "getrange",
+    "substr",
+    "digest",
+    "zscore",
+    "zmscore",
+    "zcard",
+    "zcount",
+    "zlexcount",
+    "zrank",
+    "zrevrank",
+    "zrange",
+    "zrevrange",
+    "zrangebyscore",
+    "zrevrangebyscore",
+    "zrangebylex",
+    "zrevrangebylex",
+    "zrandmember",
+    "zunion",
+    "zinter",
+    "zdiff",
+    "zintercard",
+    "hget",
+    "hlen",
+    "hexists",
+    "hgetall",
+    "hrandfield",
+    "getbit",
+    "bitcount",
+    "bitpos",
+    "bitfield_ro",
+    "scard",
+    "sismember",
+    "smembers",
+    "sintercard",
+    "sinter",
+    "eval_ro",
+    "evalsha_ro",
+    "script",
+    "cluster",
+];
+
+fn is_read_only(name: &str) -> bool {
+    READ_ONLY.contains(&name)
 }
 
 /// Redis's wording: the name, then up to ~128 bytes of quoted arguments.
