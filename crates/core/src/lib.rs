@@ -7,6 +7,7 @@
 //!   algorithms Redis uses, and what Redis's MEMORY USAGE would say about them
 //!   ([`memory`]);
 //! * the keyspace ([`keyspace`]): named values with types and expiry;
+//! * the Cluster key slot ([`cluster_slot`]): which of 16384 slots a key hashes to;
 //! * the command layer ([`commands`]): `argv` in, a [`Reply`] out, with Redis's exact
 //!   replies, error strings and number formatting; EVAL's Lua runs in [`scripting`].
 //!
@@ -19,6 +20,7 @@
 //! assert_eq!(server.call(&["ZSCORE", "lb", "zed"]), Reply::bulk("100"));
 //! ```
 
+pub mod cluster_slot;
 pub mod commands;
 pub mod dict;
 pub mod hash;

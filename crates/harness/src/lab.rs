@@ -8,7 +8,9 @@ use clap::Parser;
 use redislab_listener::CoreListener;
 
 use crate::backend::{Kv, Pg};
+use crate::cluster::ClusterKv;
 use crate::report::{Recorder, Report};
+use crate::servers::cluster::RedisCluster;
 use crate::servers::postgres::{self as pgsrv, PgServer};
 use crate::servers::redis::{self as redissrv, RedisServer};
 
@@ -69,9 +71,38 @@ pub struct Ctx {
     pub report: Report,
     pub seed: u64,
     pub scale: f64,
+    /// A Redis Cluster, only for labs that ask for one ([`Ctx::start_cluster`]).
+    cluster: Option<ClusterKv>,
+    /// `--no-redis`: no real Redis of any kind, so no cluster either.
+    no_redis: bool,
 }
 
 impl Ctx {
+    /// Starts a real Redis Cluster of `masters` nodes (from the same redis-server
+    /// binary) for this run, or returns the one already started. `None` with
+    /// `--no-redis`. The cluster is stopped when the run ends, with the other
+    /// servers. (`--redis-url` does not apply: a cluster is always the harness's.)
+    pub fn start_cluster(&mut self, masters: usize) -> Result<Option<&mut ClusterKv>, String> {
+        if self.no_redis {
+            return Ok(None);
+        }
+        if self.cluster.is_none() {
+            let bin = redissrv::binaries()?;
+            let kv = ClusterKv::connect(RedisCluster::start(&bin, masters)?)?;
+            self.report.versions.insert(
+                "redis cluster".into(),
+                format!("{} × {masters} masters", kv.version),
+            );
+            self.cluster = Some(kv);
+        }
+        Ok(self.cluster.as_mut())
+    }
+
+    /// The cluster, if [`Ctx::start_cluster`] started one.
+    pub fn cluster(&mut self) -> Option<&mut ClusterKv> {
+        self.cluster.as_mut()
+    }
+
     /// Runs `step` on each Redis-protocol backend (core, then redis) and merges what
     /// it recorded into the report.
     pub fn each_kv(
@@ -153,6 +184,7 @@ pub fn run_with(
         }
     }
     drop(ctx.pg.take());
+    drop(ctx.cluster.take());
     drop(started);
     outcome?;
 
@@ -240,6 +272,8 @@ fn start_backends(info: &LabInfo, opts: &Options) -> Result<(Ctx, Started), Stri
         report,
         seed: opts.seed,
         scale: opts.scale,
+        cluster: None,
+        no_redis: opts.no_redis,
     };
     Ok((ctx, started))
 }

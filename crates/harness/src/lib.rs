@@ -4,6 +4,8 @@
 //!   temporary directory, stop them on every exit path;
 //! * [`backend`]: one client type for the core and for Redis ([`Kv`]), one for
 //!   PostgreSQL ([`Pg`]), each confined to its own key prefix or schema;
+//! * [`cluster`]: a lab's handle on a real Redis Cluster ([`ClusterKv`]), started
+//!   only for labs that ask ([`Ctx::start_cluster`]);
 //! * [`report`]: the rows of a lab and their `out/<id>.txt` / `out/<id>.json` form;
 //! * [`check`]: comparison of a fresh run with the committed baselines;
 //! * [`lab`]: the command line every lab binary shares, and the run loop;
@@ -14,6 +16,7 @@
 pub mod alloc;
 pub mod backend;
 pub mod check;
+pub mod cluster;
 pub mod inprocess;
 pub mod lab;
 pub mod paths;
@@ -23,5 +26,6 @@ pub mod testing;
 pub mod timing;
 
 pub use backend::{Kv, Pg};
+pub use cluster::ClusterKv;
 pub use lab::{run, Ctx, LabInfo};
 pub use report::{Kind, Recorder, Report};

@@ -89,3 +89,36 @@ fn read_reply(r: &mut BufReader<TcpStream>, out: &mut Vec<u8>) -> std::io::Resul
     }
     Ok(())
 }
+
+/// A key for testing Cluster key slots: random bytes (any of the 256) mixed with
+/// `{` and `}` in every position, plus sometimes a well-formed tag, an empty tag
+/// `{}`, a lone leading `{` or trailing `}`, or nested braces, so every branch of
+/// the hash-tag rule is exercised.
+pub fn random_cluster_key(rng: &mut impl rand::Rng) -> Vec<u8> {
+    const PLAIN: &[u8] = b"abcxyz:019_-";
+    let len = rng.gen_range(0..20);
+    let mut key: Vec<u8> = (0..len)
+        .map(|_| match rng.gen_range(0..10) {
+            0 => b'{',
+            1 => b'}',
+            2 => rng.gen::<u8>(),
+            _ => PLAIN[rng.gen_range(0..PLAIN.len())],
+        })
+        .collect();
+    let at = rng.gen_range(0..=key.len());
+    let insert: &[u8] = match rng.gen_range(0..8) {
+        0 => b"{global}",
+        1 => b"{}",
+        2 => b"{{x}}",
+        3 => b"{a}{b}",
+        4 => b"}{",
+        _ => b"",
+    };
+    key.splice(at..at, insert.iter().copied());
+    match rng.gen_range(0..6) {
+        0 => key.insert(0, b'{'),
+        1 => key.push(b'}'),
+        _ => {}
+    }
+    key
+}

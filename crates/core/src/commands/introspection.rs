@@ -8,7 +8,7 @@
 //! FREQ, ...) answer as unknown ones. The byte counts come from
 //! [`crate::memory`].
 
-use super::{spec, truncate, Args, CommandSpec, Server};
+use super::{spec, unknown_subcommand, Args, CommandSpec, Server};
 use crate::keyspace::Value;
 use crate::memory;
 use crate::reply::{errors, Reply};
@@ -17,15 +17,6 @@ pub const COMMANDS: &[CommandSpec] = &[spec("memory", -2, memory), spec("object"
 
 /// `OBJ_COMPUTE_SIZE_DEF_SAMPLES`.
 const DEFAULT_SAMPLES: usize = 5;
-
-/// Redis's wording for a subcommand it does not know (`%.128s`).
-fn unknown_subcommand(a: &Args, container: &str) -> Reply {
-    let sub = String::from_utf8_lossy(a.bytes(1));
-    let sub = truncate(&sub, 128);
-    Reply::error(format!(
-        "ERR unknown subcommand '{sub}'. Try {container} HELP."
-    ))
-}
 
 pub fn memory(s: &mut Server, a: &Args) -> Reply {
     if !a.is(1, "usage") {

@@ -6,6 +6,7 @@
 //! errors read exactly like Redis's.
 
 mod args;
+mod cluster;
 mod counter;
 mod generic;
 mod hash;
@@ -57,6 +58,7 @@ const TABLES: &[&[CommandSpec]] = &[
     string::COMMANDS,
     counter::COMMANDS,
     scripting::COMMANDS,
+    cluster::COMMANDS,
 ];
 
 fn lookup(lower_name: &str) -> Option<&'static CommandSpec> {
@@ -294,6 +296,16 @@ fn unknown_command(argv: &[Vec<u8>]) -> String {
         text.push_str(&format!(", with args beginning with: {listed}"));
     }
     text.replace(['\r', '\n'], " ")
+}
+
+/// Redis's wording for a subcommand of a container command (MEMORY, OBJECT,
+/// CLUSTER) that it does not know (`%.128s`).
+fn unknown_subcommand(a: &Args, container: &str) -> Reply {
+    let sub = String::from_utf8_lossy(a.bytes(1));
+    let sub = truncate(&sub, 128);
+    Reply::error(format!(
+        "ERR unknown subcommand '{sub}'. Try {container} HELP."
+    ))
 }
 
 fn truncate(s: &str, max_bytes: usize) -> &str {

@@ -4,6 +4,7 @@
 //! (through a signal handler that stops whatever is registered), and even a killed
 //! harness (the kernel sends the child a signal when its parent dies).
 
+pub mod cluster;
 pub mod postgres;
 pub mod redis;
 

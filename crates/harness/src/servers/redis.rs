@@ -36,6 +36,13 @@ impl RedisServer {
 
     fn try_start(bin_dir: &Path, extra: &[&str]) -> Result<RedisServer, String> {
         let port = free_port().map_err(|e| format!("no free port: {e}"))?;
+        Self::start_on(bin_dir, port, extra)
+    }
+
+    /// Starts redis-server on a port the caller chose (a cluster node needs its
+    /// bus port, `port + 10000`, free as well). One attempt: no retry on another
+    /// port.
+    pub fn start_on(bin_dir: &Path, port: u16, extra: &[&str]) -> Result<RedisServer, String> {
         let dir = make_tempdir("redis")?;
         let mut cmd = Command::new(bin_dir.join("redis-server"));
         cmd.args([
