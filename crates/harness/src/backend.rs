@@ -222,6 +222,7 @@ pub struct Pg {
     pub version: String,
     pub schema: String,
     pub client: postgres::Client,
+    url: String,
 }
 
 impl Pg {
@@ -257,7 +258,19 @@ impl Pg {
             version,
             schema,
             client,
+            url: url.to_string(),
         })
+    }
+
+    /// A new, separate connection working in the lab's schema (for concurrent
+    /// workers).
+    pub fn new_client(&self) -> Result<postgres::Client, String> {
+        let mut client = postgres::Client::connect(&self.url, postgres::NoTls)
+            .map_err(|e| format!("pg: cannot connect to {}: {e}", self.url))?;
+        client
+            .batch_execute(&format!("SET search_path TO {}, public", self.schema))
+            .map_err(|e| format!("pg: {}", pg_error_text(&e)))?;
+        Ok(client)
     }
 
     /// Runs statements whose result does not matter; an error is returned as text.

@@ -10,6 +10,7 @@
 //! * [`check`]: comparison of a fresh run with the committed baselines;
 //! * [`lab`]: the command line every lab binary shares, and the run loop;
 //! * [`timing`]: latency distributions, server-side per-call times, bulk loading;
+//! * [`jobs`]: who ran which job how often, for the queue labs; worker threads;
 //! * [`inprocess`]: the core timed by calling `Server::execute` directly;
 //! * [`alloc`]: a counting global allocator, for a structure's real heap.
 
@@ -18,6 +19,7 @@ pub mod backend;
 pub mod check;
 pub mod cluster;
 pub mod inprocess;
+pub mod jobs;
 pub mod lab;
 pub mod paths;
 pub mod report;
