@@ -19,6 +19,7 @@
 //! assert_eq!(server.call(&["ZSCORE", "lb", "zed"]), Reply::bulk("100"));
 //! ```
 
+pub mod bitmap;
 pub mod commands;
 pub mod dict;
 pub mod hash;

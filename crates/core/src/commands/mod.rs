@@ -6,6 +6,8 @@
 //! errors read exactly like Redis's.
 
 mod args;
+mod bitfield;
+mod bitmap;
 mod counter;
 mod generic;
 mod hash;
@@ -57,6 +59,8 @@ const TABLES: &[&[CommandSpec]] = &[
     string::COMMANDS,
     counter::COMMANDS,
     scripting::COMMANDS,
+    bitmap::COMMANDS,
+    bitfield::COMMANDS,
 ];
 
 fn lookup(lower_name: &str) -> Option<&'static CommandSpec> {
