@@ -24,6 +24,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::hash::Hash;
 use crate::memory::KEY_LEN_WITH_EXPIRE_SLOT;
+use crate::set::Set;
 use crate::strings::StringValue;
 use crate::zset::Zset;
 
@@ -34,6 +35,7 @@ pub enum Value {
     Zset(Box<Zset>),
     Hash(Hash),
     String(StringValue),
+    Set(Set),
 }
 
 impl Value {
@@ -43,6 +45,7 @@ impl Value {
             Value::Zset(_) => "zset",
             Value::Hash(_) => "hash",
             Value::String(_) => "string",
+            Value::Set(_) => "set",
         }
     }
 }

@@ -31,6 +31,7 @@ pub mod reply;
 pub mod sampling;
 pub mod scripting;
 pub mod sds;
+pub mod set;
 pub mod strings;
 pub mod zset;
 

@@ -13,6 +13,7 @@ mod generic;
 mod hash;
 mod introspection;
 mod scripting;
+mod set;
 mod string;
 mod string_args;
 mod zset;
@@ -61,6 +62,7 @@ const TABLES: &[&[CommandSpec]] = &[
     scripting::COMMANDS,
     bitmap::COMMANDS,
     bitfield::COMMANDS,
+    set::COMMANDS,
 ];
 
 fn lookup(lower_name: &str) -> Option<&'static CommandSpec> {
