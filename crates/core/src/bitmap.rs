@@ -249,10 +249,7 @@ pub fn check_signed(value: i64, incr: i64, bits: u32, mode: Overflow) -> Option<
             c as i64
         }
     };
-    if value > max
-        || (bits != 64 && incr > maxincr)
-        || (value >= 0 && incr > 0 && incr > maxincr)
-    {
+    if value > max || (bits != 64 && incr > maxincr) || (value >= 0 && incr > 0 && incr > maxincr) {
         Some(match mode {
             Overflow::Wrap => wrap(),
             _ => max,
@@ -308,7 +305,10 @@ mod tests {
         assert_eq!(check_unsigned(120, 7, 7, Overflow::Fail), None);
         assert_eq!(check_signed(127, 1, 8, Overflow::Wrap), Some(-128));
         assert_eq!(check_signed(-128, -1, 8, Overflow::Sat), Some(-128));
-        assert_eq!(check_signed(i64::MAX, 1, 64, Overflow::Wrap), Some(i64::MIN));
+        assert_eq!(
+            check_signed(i64::MAX, 1, 64, Overflow::Wrap),
+            Some(i64::MIN)
+        );
     }
 
     #[test]

@@ -127,6 +127,15 @@ impl Set {
         self.len() == 0
     }
 
+    /// Sizes of the dict's two tables (the second is non-zero while rehashing),
+    /// for a hashtable set.
+    pub fn table_sizes(&self) -> Option<[usize; 2]> {
+        match &self.repr {
+            Repr::Table { dict, .. } => Some(dict.table_sizes()),
+            _ => None,
+        }
+    }
+
     /// `setTypeMaybeConvert`: SADD of `size_hint` members to an existing set.
     pub fn maybe_convert(&mut self, size_hint: usize) {
         let over = match self.repr {

@@ -73,8 +73,7 @@ fn parse(a: &Args) -> Result<Vec<FieldOp>, Reply> {
             j += 2;
             continue;
         }
-        let valid = (is_get && remaining >= 2)
-            || ((is_set || a.is(j, "incrby")) && remaining >= 3);
+        let valid = (is_get && remaining >= 2) || ((is_set || a.is(j, "incrby")) && remaining >= 3);
         if !valid {
             return Err(Reply::error(errors::SYNTAX));
         }

@@ -49,7 +49,9 @@ pub fn sadd(s: &mut Server, a: &Args) -> Reply {
     match lookup(s, key) {
         Err(e) => return e,
         Ok(Some(set)) => set.maybe_convert(hint),
-        Ok(None) => s.keyspace.insert(key, Value::Set(Set::create(a.bytes(2), hint))),
+        Ok(None) => s
+            .keyspace
+            .insert(key, Value::Set(Set::create(a.bytes(2), hint))),
     }
     let Ok(Some(set)) = lookup(s, key) else {
         unreachable!("created above")
@@ -262,7 +264,10 @@ mod tests {
         );
         assert_eq!(s.call(&["MEMORY", "USAGE", "s"]), int(24 + 8 + 6));
         assert_eq!(s.call(&["SADD", "s", "x"]), int(1));
-        assert_eq!(s.call(&["OBJECT", "ENCODING", "s"]), Reply::bulk("listpack"));
+        assert_eq!(
+            s.call(&["OBJECT", "ENCODING", "s"]),
+            Reply::bulk("listpack")
+        );
         assert_eq!(s.call(&["SISMEMBER", "s", "x"]), int(1));
         assert_eq!(s.call(&["SREM", "s", "1", "2", "3", "x", "y"]), int(4));
         assert_eq!(s.call(&["EXISTS", "s"]), int(0));
