@@ -144,7 +144,7 @@ impl Set {
             Repr::Table { .. } => false,
         };
         if over {
-            self.to_table(size_hint);
+            self.convert_to_table(size_hint);
         }
     }
 
@@ -161,7 +161,7 @@ impl Set {
 
     /// `setTypeConvertAndExpand(.., OBJ_ENCODING_HT, cap)`: a dict presized for
     /// `cap`, filled in iteration order with `dictAdd`.
-    fn to_table(&mut self, cap: usize) {
+    fn convert_to_table(&mut self, cap: usize) {
         let members = self.members();
         let mut dict = Dict::new();
         dict.expand(cap);
@@ -192,7 +192,7 @@ impl Set {
                     items.push(member.to_vec());
                 } else {
                     let cap = items.len() + 1;
-                    self.to_table(cap);
+                    self.convert_to_table(cap);
                     self.table_add(member);
                 }
                 true
@@ -206,7 +206,7 @@ impl Set {
                     *width = (*width).max(int_width(v));
                     if values.len() > MAX_INTSET_ENTRIES {
                         let cap = values.len();
-                        self.to_table(cap);
+                        self.convert_to_table(cap);
                     }
                     return true;
                 }
@@ -217,7 +217,7 @@ impl Set {
                     items.push(member.to_vec());
                     self.repr = Repr::Listpack(items);
                 } else {
-                    self.to_table(n + 1);
+                    self.convert_to_table(n + 1);
                     self.table_add(member);
                 }
                 true
