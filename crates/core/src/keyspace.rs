@@ -24,6 +24,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::hash::Hash;
 use crate::memory::KEY_LEN_WITH_EXPIRE_SLOT;
+use crate::set::Set;
 use crate::strings::StringValue;
 use crate::watch::Watches;
 use crate::zset::Zset;
@@ -35,6 +36,7 @@ pub enum Value {
     Zset(Box<Zset>),
     Hash(Hash),
     String(StringValue),
+    Set(Set),
 }
 
 impl Value {
@@ -44,6 +46,7 @@ impl Value {
             Value::Zset(_) => "zset",
             Value::Hash(_) => "hash",
             Value::String(_) => "string",
+            Value::Set(_) => "set",
         }
     }
 }

@@ -20,6 +20,7 @@
 //! assert_eq!(server.call(&["ZSCORE", "lb", "zed"]), Reply::bulk("100"));
 //! ```
 
+pub mod bitmap;
 pub mod cluster_slot;
 pub mod commands;
 pub mod dict;
@@ -32,6 +33,7 @@ pub mod reply;
 pub mod sampling;
 pub mod scripting;
 pub mod sds;
+pub mod set;
 pub mod strings;
 pub mod transaction;
 pub mod watch;

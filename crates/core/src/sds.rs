@@ -160,6 +160,19 @@ impl Sds {
         self.bytes.extend_from_slice(tail);
     }
 
+    /// The bytes, for commands that edit them in place (SETBIT, BITFIELD).
+    pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes
+    }
+
+    /// `sdsgrowzero`: zero-pads to `len` bytes, growing greedily; never shrinks.
+    pub fn grow_zero(&mut self, len: usize) {
+        if len > self.bytes.len() {
+            self.make_room_for(len - self.bytes.len());
+            self.bytes.resize(len, 0);
+        }
+    }
+
     /// `sdsgrowzero` then a copy at `offset` (SETRANGE).
     pub fn write_at(&mut self, offset: usize, data: &[u8]) {
         let end = offset + data.len();

@@ -40,6 +40,9 @@ pub fn memory(s: &mut Server, a: &Args) -> Reply {
             Reply::Integer(bytes as i64)
         }
         Some(Value::String(v)) => Reply::Integer(v.alloc_size(key.len(), slot) as i64),
+        Some(Value::Set(set)) => {
+            Reply::Integer((memory::key_object_size(key.len(), slot) + set.alloc_size()) as i64)
+        }
         // Said plainly rather than guessed: no model of a hash's allocations yet.
         Some(other) => Reply::error(format!(
             "ERR the core does not model MEMORY USAGE for {} values",
@@ -79,6 +82,7 @@ pub fn object(s: &mut Server, a: &Args) -> Reply {
         Some(Value::Zset(z)) => Reply::bulk(z.encoding().name()),
         Some(Value::Hash(h)) => Reply::bulk(h.encoding_name()),
         Some(Value::String(v)) => Reply::bulk(v.encoding_name()),
+        Some(Value::Set(set)) => Reply::bulk(set.encoding_name()),
     }
 }
 

@@ -6,12 +6,15 @@
 //! errors read exactly like Redis's.
 
 mod args;
+mod bitfield;
+mod bitmap;
 mod cluster;
 mod counter;
 mod generic;
 mod hash;
 mod introspection;
 mod scripting;
+mod set;
 mod string;
 mod string_args;
 mod zset;
@@ -59,6 +62,9 @@ const TABLES: &[&[CommandSpec]] = &[
     counter::COMMANDS,
     scripting::COMMANDS,
     cluster::COMMANDS,
+    bitmap::COMMANDS,
+    bitfield::COMMANDS,
+    set::COMMANDS,
 ];
 
 fn lookup(lower_name: &str) -> Option<&'static CommandSpec> {

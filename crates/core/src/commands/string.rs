@@ -271,7 +271,7 @@ pub fn append(s: &mut Server, a: &Args) -> Reply {
 }
 
 /// `dbUnshareStringValue`: makes the value at `key` raw and returns its SDS.
-fn unshare<'s>(s: &'s mut Server, key: &[u8]) -> &'s mut crate::sds::Sds {
+pub(crate) fn unshare<'s>(s: &'s mut Server, key: &[u8]) -> &'s mut crate::sds::Sds {
     let copy = match s.keyspace.get(key) {
         Some(Value::String(v)) => v.unshared(),
         _ => unreachable!("checked by the caller"),

@@ -1,0 +1,315 @@
+//! Bitmap commands (src/bitops.c): SETBIT, GETBIT, BITCOUNT, BITPOS and BITOP,
+//! with Redis 8.6.3's argument order, errors and memory behaviour.
+//!
+//! A bitmap is a string value ([`crate::strings`]). What the writes keep from Redis:
+//!
+//! * a write on a missing key creates an SDS of exactly the bytes needed
+//!   (`sdsnewlen`), so SETBIT at 10,000,000 on a new key costs 1,250,001 bytes in
+//!   jemalloc's 1,310,720 class;
+//! * a write on an existing key first makes it a raw string of its own
+//!   (`dbUnshareStringValue`, so an int or embstr becomes raw even if no bit
+//!   changes), then grows it with `sdsgrowzero`, i.e. SDS's greedy preallocation;
+//! * offsets are bits; one whose byte would lie at or past 512 MB
+//!   (`proto-max-bulk-len`) is refused, so the largest is 4,294,967,295;
+//! * BITOP stores a raw string as long as its longest source, or deletes the
+//!   destination when every source is empty or missing; it drops the TTL.
+
+use super::string::{lookup, store, unshare};
+use super::{spec, Args, CommandSpec, Server};
+use crate::bitmap::{self, BitOp};
+use crate::keyspace::Value;
+use crate::reply::{errors, Reply};
+use crate::sds::Sds;
+use crate::strings::{ArgObject, PROTO_MAX_BULK_LEN};
+
+pub const COMMANDS: &[CommandSpec] = &[
+    spec("setbit", 4, setbit),
+    spec("getbit", 3, getbit),
+    spec("bitcount", -2, bitcount),
+    spec("bitpos", -3, bitpos),
+    spec("bitop", -4, bitop),
+];
+
+const OFFSET_ERROR: &str = "ERR bit offset is not an integer or out of range";
+const BIT_ERROR: &str = "ERR bit is not an integer or out of range";
+
+/// `getBitOffsetFromArgument`: a bit offset, or with `hash_bits` (BITFIELD) also
+/// `#n`, meaning `n * bits`.
+pub(crate) fn bit_offset(arg: &[u8], hash_bits: Option<u32>) -> Result<u64, Reply> {
+    let (digits, mul) = match (arg.first(), hash_bits) {
+        (Some(b'#'), Some(bits)) => (&arg[1..], i64::from(bits)),
+        _ => (arg, 1),
+    };
+    let n = crate::num::parse_i64(digits)
+        .ok_or_else(|| Reply::error(OFFSET_ERROR))?
+        .wrapping_mul(mul);
+    if n < 0 || (n >> 3) as u64 >= PROTO_MAX_BULK_LEN {
+        return Err(Reply::error(OFFSET_ERROR));
+    }
+    Ok(n as u64)
+}
+
+/// `lookupStringForBitCommand`: the string at `key` as a raw SDS long enough to
+/// address bit `maxbit`, created or unshared and zero-padded as Redis does.
+/// Returns the SDS and whether it grew.
+pub(crate) fn writable_bits<'s>(
+    s: &'s mut Server,
+    key: &[u8],
+    maxbit: u64,
+) -> Result<(&'s mut Sds, bool), Reply> {
+    let len = (maxbit >> 3) as usize + 1;
+    if lookup(s, key)?.is_none() {
+        store(s, key, ArgObject::Raw(Sds::new(&vec![0; len])), false);
+        let Some(Value::String(v)) = s.keyspace.get_mut(key) else {
+            unreachable!("stored above")
+        };
+        return Ok((v.raw_mut().expect("stored raw"), true));
+    }
+    let sds = unshare(s, key);
+    let old = sds.len();
+    sds.grow_zero(len);
+    let grew = sds.len() != old;
+    Ok((sds, grew))
+}
+
+pub fn setbit(s: &mut Server, a: &Args) -> Reply {
+    let offset = match bit_offset(a.bytes(2), None) {
+        Ok(o) => o,
+        Err(e) => return e,
+    };
+    let on = match crate::num::parse_i64(a.bytes(3)) {
+        Some(v @ (0 | 1)) => v == 1,
+        _ => return Reply::error(BIT_ERROR),
+    };
+    match writable_bits(s, a.bytes(1), offset) {
+        Err(e) => e,
+        Ok((sds, _)) => {
+            let bytes = sds.as_bytes_mut();
+            let old = bitmap::get_bit(bytes, offset);
+            bitmap::set_bit(bytes, offset, on);
+            Reply::Integer(i64::from(old))
+        }
+    }
+}
+
+pub fn getbit(s: &mut Server, a: &Args) -> Reply {
+    let offset = match bit_offset(a.bytes(2), None) {
+        Ok(o) => o,
+        Err(e) => return e,
+    };
+    match lookup(s, a.bytes(1)) {
+        Err(e) => e,
+        Ok(None) => Reply::Integer(0),
+        Ok(Some(v)) => Reply::Integer(i64::from(bitmap::get_bit(&v.bytes(), offset))),
+    }
+}
+
+/// BIT or BYTE at argument `i`.
+fn unit_is_bit(a: &Args, i: usize) -> Result<bool, Reply> {
+    if a.is(i, "bit") {
+        Ok(true)
+    } else if a.is(i, "byte") {
+        Ok(false)
+    } else {
+        Err(Reply::error(errors::SYNTAX))
+    }
+}
+
+/// Redis's clamping of a `start..=end` range over `total` units. `None` when
+/// the range is empty.
+fn clamp(mut start: i64, mut end: i64, total: i64) -> Option<(i64, i64)> {
+    if start < 0 {
+        start += total;
+    }
+    if end < 0 {
+        end += total;
+    }
+    start = start.max(0);
+    end = end.max(0);
+    if end >= total {
+        end = total - 1;
+    }
+    (start <= end).then_some((start, end))
+}
+
+/// A clamped range in bits.
+fn in_bits((start, end): (i64, i64), is_bit: bool) -> (u64, u64) {
+    if is_bit {
+        (start as u64, end as u64)
+    } else {
+        (start as u64 * 8, end as u64 * 8 + 7)
+    }
+}
+
+pub fn bitcount(s: &mut Server, a: &Args) -> Reply {
+    bitcount_inner(s, a).unwrap_or_else(|e| e)
+}
+
+fn bitcount_inner(s: &mut Server, a: &Args) -> Result<Reply, Reply> {
+    let range = match a.len() {
+        2 => None,
+        4 | 5 => {
+            let (start, end) = (a.int(2)?, a.int(3)?);
+            let is_bit = if a.len() == 5 {
+                unit_is_bit(a, 4)?
+            } else {
+                false
+            };
+            Some((start, end, is_bit))
+        }
+        _ => return Err(Reply::error(errors::SYNTAX)),
+    };
+    let Some(v) = lookup(s, a.bytes(1))? else {
+        return Ok(Reply::Integer(0));
+    };
+    let bytes = v.bytes();
+    let len = bytes.len() as i64;
+    let clamped = match range {
+        None => clamp(0, len - 1, len).map(|r| in_bits(r, false)),
+        Some((start, end, _)) if start < 0 && end < 0 && start > end => None,
+        Some((start, end, is_bit)) => {
+            let total = if is_bit { len * 8 } else { len };
+            clamp(start, end, total).map(|r| in_bits(r, is_bit))
+        }
+    };
+    let count = clamped.map_or(0, |(from, to)| bitmap::count_ones(&bytes, from, to));
+    Ok(Reply::Integer(count as i64))
+}
+
+pub fn bitpos(s: &mut Server, a: &Args) -> Reply {
+    bitpos_inner(s, a).unwrap_or_else(|e| e)
+}
+
+fn bitpos_inner(s: &mut Server, a: &Args) -> Result<Reply, Reply> {
+    let bit = match a.int(2)? {
+        0 => false,
+        1 => true,
+        _ => return Err(Reply::error("ERR The bit argument must be 1 or 0.")),
+    };
+    let n = a.len();
+    let mut range = None;
+    let mut is_bit = false;
+    if (4..=6).contains(&n) {
+        let start = a.int(3)?;
+        if n == 6 {
+            is_bit = unit_is_bit(a, 5)?;
+        }
+        let end = if n >= 5 { Some(a.int(4)?) } else { None };
+        range = Some((start, end));
+    } else if n != 3 {
+        return Err(Reply::error(errors::SYNTAX));
+    }
+    let Some(v) = lookup(s, a.bytes(1))? else {
+        return Ok(Reply::Integer(if bit { -1 } else { 0 }));
+    };
+    let bytes = v.bytes();
+    let len = bytes.len() as i64;
+    let (start, end) = match range {
+        None => (0, len - 1),
+        Some((start, end)) => (start, end.unwrap_or(len - 1)),
+    };
+    let total = if is_bit { len * 8 } else { len };
+    let Some(clamped) = clamp(start, end, total) else {
+        return Ok(Reply::Integer(-1));
+    };
+    let (from, to) = in_bits(clamped, is_bit);
+    let end_given = matches!(range, Some((_, Some(_))));
+    let pos = match bitmap::first_bit(&bytes, bit, from, to) {
+        Some(p) => p as i64,
+        // Without an explicit end the string is taken as zero-padded on the right.
+        None if !bit && !end_given => to as i64 + 1,
+        None => -1,
+    };
+    Ok(Reply::Integer(pos))
+}
+
+pub fn bitop(s: &mut Server, a: &Args) -> Reply {
+    let Some(op) = BitOp::parse(a.bytes(1)) else {
+        return Reply::error(errors::SYNTAX);
+    };
+    if op == BitOp::Not && a.len() != 4 {
+        return Reply::error("ERR BITOP NOT must be called with a single source key.");
+    }
+    if matches!(op, BitOp::Diff | BitOp::Diff1 | BitOp::AndOr) && a.len() < 5 {
+        let name = a.bytes(1).split(|&b| b == 0).next().unwrap_or_default();
+        return Reply::error(format!(
+            "ERR BITOP {} must be called with at least two source keys.",
+            String::from_utf8_lossy(name).to_ascii_uppercase()
+        ));
+    }
+    let mut sources = Vec::with_capacity(a.len() - 3);
+    for i in 3..a.len() {
+        match lookup(s, a.bytes(i)) {
+            Err(e) => return e,
+            Ok(None) => sources.push(Vec::new()),
+            Ok(Some(v)) => sources.push(v.bytes().into_owned()),
+        }
+    }
+    let refs: Vec<&[u8]> = sources.iter().map(Vec::as_slice).collect();
+    let result = bitmap::bitop(op, &refs);
+    let len = result.len();
+    let dest = a.bytes(2);
+    if len > 0 {
+        store(s, dest, ArgObject::Raw(Sds::new(&result)), false);
+    } else {
+        s.keyspace.remove(dest);
+    }
+    Reply::Integer(len as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Reply, Server};
+
+    fn int(n: i64) -> Reply {
+        Reply::Integer(n)
+    }
+
+    #[test]
+    fn setbit_far_out_costs_what_the_article_says() {
+        let mut s = Server::new();
+        assert_eq!(s.call(&["SETBIT", "bm:sparse", "10000000", "1"]), int(0));
+        assert_eq!(
+            s.call(&["MEMORY", "USAGE", "bm:sparse"]),
+            int(1_310_720 + 32)
+        );
+        assert_eq!(s.call(&["STRLEN", "bm:sparse"]), int(1_250_001));
+        assert_eq!(
+            s.call(&["OBJECT", "ENCODING", "bm:sparse"]),
+            Reply::bulk("raw")
+        );
+        assert_eq!(s.call(&["GETBIT", "bm:sparse", "10000000"]), int(1));
+        assert_eq!(s.call(&["BITCOUNT", "bm:sparse"]), int(1));
+        assert_eq!(s.call(&["BITPOS", "bm:sparse", "1"]), int(10_000_000));
+        let err = Reply::error("ERR bit offset is not an integer or out of range");
+        assert_eq!(s.call(&["SETBIT", "k", "4294967296", "1"]), err);
+        assert_eq!(s.call(&["SETBIT", "k", "-1", "1"]), err);
+        assert_eq!(
+            s.call(&["SETBIT", "k", "1", "2"]),
+            Reply::error("ERR bit is not an integer or out of range")
+        );
+    }
+
+    #[test]
+    fn ranges_and_bitop_rules() {
+        let mut s = Server::new();
+        s.call(&["SET", "k", "foobar"]);
+        assert_eq!(s.call(&["BITCOUNT", "k"]), int(26));
+        assert_eq!(s.call(&["BITCOUNT", "k", "1", "1"]), int(6));
+        assert_eq!(s.call(&["BITCOUNT", "k", "5", "30", "BIT"]), int(17));
+        assert_eq!(s.call(&["BITPOS", "k", "0"]), int(0));
+        s.call(&["SET", "m", "\u{7f}"]);
+        assert_eq!(s.call(&["BITPOS", "m", "1", "0", "-1", "BIT"]), int(1));
+        assert_eq!(
+            s.call(&["BITOP", "NOT", "d", "k", "m"]),
+            Reply::error("ERR BITOP NOT must be called with a single source key.")
+        );
+        assert_eq!(
+            s.call(&["BITOP", "andor", "d", "k"]),
+            Reply::error("ERR BITOP ANDOR must be called with at least two source keys.")
+        );
+        assert_eq!(s.call(&["BITOP", "ONE", "d", "k", "m"]), int(6));
+        assert_eq!(s.call(&["BITOP", "AND", "d", "none"]), int(0));
+        assert_eq!(s.call(&["EXISTS", "d"]), int(0));
+    }
+}
