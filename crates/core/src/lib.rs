@@ -22,6 +22,7 @@
 pub mod commands;
 pub mod dict;
 pub mod hash;
+pub mod hll;
 pub mod keyspace;
 pub mod ldouble;
 pub mod memory;

@@ -61,9 +61,9 @@ impl<'a> Counters<'a> {
         let key = self.kv.key(name);
         let (limit, window) = (limit.to_string(), window_seconds.to_string());
         let applied = match self.path {
-            Path::Increx => {
-                self.applied(&["INCREX", &key, "BYINT", "1", "UBOUND", &limit, "EX", &window, "ENX"])?
-            }
+            Path::Increx => self.applied(&[
+                "INCREX", &key, "BYINT", "1", "UBOUND", &limit, "EX", &window, "ENX",
+            ])?,
             Path::Script => self.int(&["EVAL", HIT_SCRIPT, "1", &key, &limit, &window])?,
         };
         Ok(applied == 1)

@@ -22,17 +22,46 @@ const LAB: LabInfo = LabInfo {
 fn main() -> ExitCode {
     run(LAB, |ctx| {
         let r = &mut ctx.report;
-        r.row("path", "path the helper chose (and why)", Kind::Exact, None).core_matches_redis = false;
+        r.row("path", "path the helper chose (and why)", Kind::Exact, None)
+            .core_matches_redis = false;
         for prefix in ["", "script-"] {
-            let via = if prefix.is_empty() { "" } else { " [core forced through the script]" };
-            r.exact(&format!("{prefix}hit"), &format!("hit() 7 times, limit 5{via}"), "pass pass pass pass pass blocked blocked");
-            r.exact(&format!("{prefix}hit-ttl"), &format!("TTL of the rate-limit key{via}"), "60");
-            r.exact(&format!("{prefix}reserve"), &format!("reserve() 3 times, stock 2{via}"), "ok ok sold-out");
-            r.exact(&format!("{prefix}stock-left"), &format!("stock left{via}"), "0");
-            r.exact(&format!("{prefix}release"), &format!("release(tok-B), release(tok-A), lock still there?{via}"), "false true false");
+            let via = if prefix.is_empty() {
+                ""
+            } else {
+                " [core forced through the script]"
+            };
+            r.exact(
+                &format!("{prefix}hit"),
+                &format!("hit() 7 times, limit 5{via}"),
+                "pass pass pass pass pass blocked blocked",
+            );
+            r.exact(
+                &format!("{prefix}hit-ttl"),
+                &format!("TTL of the rate-limit key{via}"),
+                "60",
+            );
+            r.exact(
+                &format!("{prefix}reserve"),
+                &format!("reserve() 3 times, stock 2{via}"),
+                "ok ok sold-out",
+            );
+            r.exact(
+                &format!("{prefix}stock-left"),
+                &format!("stock left{via}"),
+                "0",
+            );
+            r.exact(
+                &format!("{prefix}release"),
+                &format!("release(tok-B), release(tok-A), lock still there?{via}"),
+                "false true false",
+            );
         }
         // The forced-script rows exist only for the core.
-        for row in r.rows.iter_mut().filter(|row| row.key.starts_with("script-")) {
+        for row in r
+            .rows
+            .iter_mut()
+            .filter(|row| row.key.starts_with("script-"))
+        {
             row.core_matches_redis = false;
         }
         ctx.each_kv(|kv, rec| {
@@ -49,26 +78,45 @@ fn main() -> ExitCode {
 }
 
 /// Runs the article's three scenarios through the helper; returns the path taken.
-fn exercise(kv: &mut Kv, rec: &mut Recorder, prefix: &str, force_script: bool) -> Result<String, String> {
+fn exercise(
+    kv: &mut Kv,
+    rec: &mut Recorder,
+    prefix: &str,
+    force_script: bool,
+) -> Result<String, String> {
     let mut counters = Counters::new(kv, force_script);
     let tag = prefix.trim_end_matches('-');
     let name = format!("rl:login:42{tag}");
     let mut hits = Vec::new();
     for _ in 0..7 {
-        hits.push(if counters.hit(&name, 5, 60)? { "pass" } else { "blocked" });
+        hits.push(if counters.hit(&name, 5, 60)? {
+            "pass"
+        } else {
+            "blocked"
+        });
     }
     rec.put(&format!("{prefix}hit"), hits.join(" "));
     let key = counters.key(&name);
-    rec.put(&format!("{prefix}hit-ttl"), counters.kv().reply(&["TTL", &key]));
+    rec.put(
+        &format!("{prefix}hit-ttl"),
+        counters.kv().reply(&["TTL", &key]),
+    );
 
     let stock = counters.key(&format!("stock:sku1{tag}"));
     counters.kv().cmd(&["SET", &stock, "2"])?;
     let mut reserved = Vec::new();
     for _ in 0..3 {
-        reserved.push(if counters.reserve(&format!("sku1{tag}"))? { "ok" } else { "sold-out" });
+        reserved.push(if counters.reserve(&format!("sku1{tag}"))? {
+            "ok"
+        } else {
+            "sold-out"
+        });
     }
     rec.put(&format!("{prefix}reserve"), reserved.join(" "));
-    rec.put(&format!("{prefix}stock-left"), counters.kv().reply(&["GET", &stock]));
+    rec.put(
+        &format!("{prefix}stock-left"),
+        counters.kv().reply(&["GET", &stock]),
+    );
 
     let lock = format!("lock:order:9{tag}");
     let lock_key = counters.key(&lock);
@@ -76,7 +124,10 @@ fn exercise(kv: &mut Kv, rec: &mut Recorder, prefix: &str, force_script: bool) -
     let wrong = counters.release(&lock, "tok-B")?;
     let right = counters.release(&lock, "tok-A")?;
     let still = counters.kv().reply(&["EXISTS", &lock_key]) == "1";
-    rec.put(&format!("{prefix}release"), format!("{wrong} {right} {still}"));
+    rec.put(
+        &format!("{prefix}release"),
+        format!("{wrong} {right} {still}"),
+    );
     Ok(match counters.path {
         counters::Path::Increx => "INCREX".to_string(),
         counters::Path::Script => format!("Lua script ({})", counters.probe),

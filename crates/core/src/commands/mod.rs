@@ -9,6 +9,7 @@ mod args;
 mod counter;
 mod generic;
 mod hash;
+mod hll;
 mod introspection;
 mod scripting;
 mod string;
@@ -57,6 +58,7 @@ const TABLES: &[&[CommandSpec]] = &[
     string::COMMANDS,
     counter::COMMANDS,
     scripting::COMMANDS,
+    hll::COMMANDS,
 ];
 
 fn lookup(lower_name: &str) -> Option<&'static CommandSpec> {
