@@ -172,11 +172,15 @@ pub fn pfmerge(s: &mut Server, a: &Args) -> Reply {
 pub fn pfdebug(s: &mut Server, a: &Args) -> Reply {
     let sub = a.bytes(1).to_ascii_lowercase();
     if sub == b"simd" {
-        // The core has no SIMD paths to switch; it answers like a build without them.
-        if !(a.is(2, "on") || a.is(2, "off")) {
+        // Only the flag: the core's merge and compress have one code path.
+        if a.is(2, "on") || a.is(2, "off") {
+            s.hll_simd = a.is(2, "on");
+        } else {
+            // Redis sends this error and then the status below: two replies.
             return Reply::error("ERR Argument must be ON or OFF");
         }
-        return Reply::Status("disabled".into());
+        let state = if s.hll_simd { "enabled" } else { "disabled" };
+        return Reply::Status(state.into());
     }
     let key = a.bytes(2);
     match sketch(s, key) {

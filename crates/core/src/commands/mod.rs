@@ -96,6 +96,9 @@ pub struct Server {
     /// The Lua state and script cache, created by the first script command.
     /// Taken out while a script runs (the script's `redis.call`s borrow the rest).
     scripting: Option<Box<crate::scripting::Engine>>,
+    /// What `PFDEBUG SIMD` reports (Redis on an AVX2 machine starts enabled; the
+    /// core has one code path either way).
+    pub(crate) hll_simd: bool,
 }
 
 impl Default for Server {
@@ -119,6 +122,7 @@ impl Server {
             pending_block: None,
             rng,
             scripting: None,
+            hll_simd: true,
         }
     }
 

@@ -11,7 +11,7 @@
 use super::{Q, REGISTERS};
 
 /// `HLL_ALPHA_INF`, 1 / (2 ln 2).
-const ALPHA_INF: f64 = 0.721_347_520_444_481_703_680;
+const ALPHA_INF: f64 = 0.721_347_520_444_481_7;
 
 /// Ertl's σ(x) = x + Σ x^(2^k) 2^(k-1), summed until it stops changing.
 fn sigma(mut x: f64) -> f64 {
