@@ -100,8 +100,8 @@ mod tests {
         histogram(&regs, &mut histo);
         let mut raw = vec![0u8; REGISTERS];
         merge_into(&mut raw, &regs);
-        for i in 0..REGISTERS {
-            assert_eq!(raw[i], value(i));
+        for (i, &r) in raw.iter().enumerate() {
+            assert_eq!(r, value(i));
         }
         assert_eq!(histo.iter().sum::<u32>(), REGISTERS as u32);
         set(&mut regs, 5, 0);
