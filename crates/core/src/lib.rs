@@ -25,6 +25,7 @@ pub mod cluster_slot;
 pub mod commands;
 pub mod dict;
 pub mod hash;
+pub mod hll;
 pub mod keyspace;
 pub mod ldouble;
 pub mod memory;

@@ -137,6 +137,53 @@ impl Sds {
         self.header + self.capacity + 1
     }
 
+    /// `sdsalloc`: the usable capacity (a type-5 string reports its length).
+    pub fn alloc(&self) -> usize {
+        self.capacity
+    }
+
+    /// The bytes, to change in place without changing the length.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes
+    }
+
+    /// The bytes as a vector, for an in-place edit that moves the length within
+    /// the capacity (what `memmove` plus `sdsIncrLen` do in Redis). The caller keeps
+    /// the length at most [`Sds::alloc`].
+    pub fn vec_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.bytes
+    }
+
+    /// `sdsResize(s, size, would_regrow)`: the capacity becomes `size` rounded up
+    /// to jemalloc's class. The header is kept and the buffer reallocated when the
+    /// type needed is the same, or smaller but wider than type 8; otherwise a new
+    /// buffer with the smallest type (never type 5 if `would_regrow`).
+    pub fn resize(&mut self, size: usize, would_regrow: bool) {
+        if self.capacity == size {
+            return;
+        }
+        self.bytes.truncate(size);
+        let mut wanted = sds_header_len(size);
+        if would_regrow && wanted == 1 {
+            wanted = 3;
+        }
+        let keep_header = wanted == self.header || (wanted < self.header && wanted > 3);
+        if keep_header {
+            let bufsize = jemalloc_usable(self.header + size + 1);
+            if bufsize != self.alloc_size() {
+                self.header = fit_header(self.header, bufsize);
+                self.capacity = bufsize - self.header - 1;
+            }
+        } else if wanted == 1 {
+            self.header = 1;
+            self.capacity = self.bytes.len();
+        } else {
+            let bufsize = jemalloc_usable(wanted + size + 1);
+            self.header = fit_header(wanted, bufsize);
+            self.capacity = bufsize - self.header - 1;
+        }
+    }
+
     /// `sdsMakeRoomFor(s, addlen)`, the greedy version.
     fn make_room_for(&mut self, addlen: usize) {
         if self.avail() >= addlen {

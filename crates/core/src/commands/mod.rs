@@ -12,6 +12,7 @@ mod cluster;
 mod counter;
 mod generic;
 mod hash;
+mod hll;
 mod introspection;
 mod scripting;
 mod set;
@@ -65,6 +66,7 @@ const TABLES: &[&[CommandSpec]] = &[
     bitmap::COMMANDS,
     bitfield::COMMANDS,
     set::COMMANDS,
+    hll::COMMANDS,
 ];
 
 fn lookup(lower_name: &str) -> Option<&'static CommandSpec> {
@@ -102,6 +104,9 @@ pub struct Server {
     /// The Lua state and script cache, created by the first script command.
     /// Taken out while a script runs (the script's `redis.call`s borrow the rest).
     scripting: Option<Box<crate::scripting::Engine>>,
+    /// What `PFDEBUG SIMD` reports (Redis on an AVX2 machine starts enabled; the
+    /// core has one code path either way).
+    pub(crate) hll_simd: bool,
 }
 
 impl Default for Server {
@@ -125,6 +130,7 @@ impl Server {
             pending_block: None,
             rng,
             scripting: None,
+            hll_simd: true,
         }
     }
 
