@@ -7,9 +7,6 @@ use redislab_harness::{Ctx, Kind};
 
 use crate::{Data, HI, LO, ZADD_BATCH};
 
-/// Band for ratios taken inside one run (the machine's speed cancels out).
-pub const RATIO_BAND: f64 = 4.0;
-
 /// The article's table: row key, command as the label shows it, figure in µs.
 pub fn latency_rows(user: &str) -> Vec<(&'static str, String, &'static str)> {
     vec![
@@ -75,8 +72,7 @@ pub fn declare(r: &mut Report, d: &Data, user: &str) {
         "ratio: ZRANGE BYSCORE (returns the range) / ZCOUNT (counts it), round-trip medians",
         Kind::Measured,
         Some("2,245× (58,364 / 26)"),
-    )
-    .band = Some(RATIO_BAND);
+    );
 
     r.row(
         "a-zscore",
@@ -204,8 +200,7 @@ pub fn declare(r: &mut Report, d: &Data, user: &str) {
             &format!("{cmd} per op · ratio core mean / redis usec_per_call"),
             Kind::Measured,
             None,
-        )
-        .band = Some(RATIO_BAND);
+        );
     }
 }
 
@@ -220,7 +215,7 @@ pub fn notes(ctx: &mut Ctx, d: &Data, user: &str) {
         thousands(d.shared() as u64),
         thousands((d.first2 as usize - 1 + d.n) as u64),
     ));
-    ctx.note("Latency = client round trip over loopback (request, server work, reply transfer, parsing into a redis::Value): median and p99 over n calls after a warm-up. 'server' = Redis's INFO commandstats usec/calls difference over exactly the measured calls (the command's own work and writing its reply into the client buffer; not the socket). The core has no INFO commandstats. Timings are of this shared 2-core machine and are not compared with a band; ratios inside one run are, within ×4 (Redis's own usec_per_call moves up to ~2.5× between runs on this shared machine).");
+    ctx.note("Latency = client round trip over loopback (request, server work, reply transfer, parsing into a redis::Value): median and p99 over n calls after a warm-up. 'server' = Redis's INFO commandstats usec/calls difference over exactly the measured calls (the command's own work and writing its reply into the client buffer; not the socket). The core has no INFO commandstats. Timings and ratios of timings are of this shared 2-core machine: they are reported, never checked (Redis's own usec_per_call moves up to ~2.5× between runs here, more when other work runs).");
     ctx.note(format!(
         "Ranges: ZCOUNT and ZRANGE BYSCORE take the article's [{LO}, {HI}], 20% of uniform points (the article counted 200,290; this seed's count is in the row). 'Around me' is r-5..r+5 (11 members) where r = ZREVRANK of {user} after ZINCRBY's score was put back."
     ));
