@@ -24,6 +24,7 @@ pub mod bitmap;
 pub mod cluster_slot;
 pub mod commands;
 pub mod dict;
+pub mod glob;
 pub mod hash;
 pub mod hll;
 pub mod keyspace;

@@ -48,12 +48,16 @@ async fn serve_client(
     stream.set_nodelay(true)?;
     let mut buf: Vec<u8> = Vec::with_capacity(READ_CHUNK);
     let mut chunk = vec![0u8; READ_CHUNK];
+    // Published messages for this connection arrive here, between replies.
+    let (push, mut pushed) = tokio::sync::mpsc::unbounded_channel::<Reply>();
     loop {
         let (commands, problem) = take_commands(&mut buf);
         let mut out = Vec::new();
         if !commands.is_empty() {
             let (done, replies) = oneshot::channel();
-            if jobs.send(Job::new(client, commands, done)).is_err() {
+            let mut job = Job::new(client, commands, done);
+            job.push = Some(push.clone());
+            if jobs.send(job).is_err() {
                 return Ok(());
             }
             let replies = replies
@@ -76,11 +80,24 @@ async fn serve_client(
         if problem.is_some() {
             return Ok(());
         }
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(());
+        // Wait for the client's next bytes, writing any published message meanwhile.
+        loop {
+            tokio::select! {
+                read = stream.read(&mut chunk) => {
+                    let n = read?;
+                    if n == 0 {
+                        return Ok(());
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    break;
+                }
+                Some(message) = pushed.recv() => {
+                    let mut out = Vec::new();
+                    message.encode(&mut out);
+                    stream.write_all(&out).await?;
+                }
+            }
         }
-        buf.extend_from_slice(&chunk[..n]);
     }
 }
 

@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 
 use redislab_core::commands::{Execution, ACTIVE_EXPIRE_PERIOD};
 use redislab_core::transaction::ClientTx;
+
+use crate::pubsub::{PubSub, Push};
 use redislab_core::{Reply, Server};
 use tokio::sync::oneshot;
 
@@ -26,6 +28,8 @@ pub struct Job {
     pub commands: VecDeque<Vec<Vec<u8>>>,
     pub replies: Vec<Reply>,
     pub done: oneshot::Sender<Vec<Reply>>,
+    /// Where published messages for this connection go.
+    pub push: Option<Push>,
     /// The connection closed: forget its transaction state and watched keys.
     pub closing: bool,
 }
@@ -42,6 +46,7 @@ impl Job {
             commands,
             replies,
             done,
+            push: None,
             closing: false,
         }
     }
@@ -54,13 +59,18 @@ impl Job {
             commands: VecDeque::new(),
             replies: Vec::new(),
             done,
+            push: None,
             closing: true,
         }
     }
 }
 
-/// Per-connection transaction state, by client id.
-type Clients = HashMap<u64, ClientTx>;
+/// Per-connection state: transactions by client id, and the pub/sub registry.
+#[derive(Default)]
+struct Clients {
+    tx: HashMap<u64, ClientTx>,
+    pubsub: PubSub,
+}
 
 /// A client whose front command is blocked.
 struct Waiter {
@@ -70,7 +80,7 @@ struct Waiter {
 
 pub fn execute_jobs(jobs: mpsc::Receiver<Job>) {
     let mut server = Server::new();
-    let mut clients = Clients::new();
+    let mut clients = Clients::default();
     let mut waiters: VecDeque<Waiter> = VecDeque::new();
     let mut next_cycle = Instant::now() + ACTIVE_EXPIRE_PERIOD;
     loop {
@@ -87,9 +97,10 @@ pub fn execute_jobs(jobs: mpsc::Receiver<Job>) {
         }
         match next {
             Ok(job) if job.closing => {
-                if let Some(mut tx) = clients.remove(&job.client) {
+                if let Some(mut tx) = clients.tx.remove(&job.client) {
                     tx.release(&mut server);
                 }
+                clients.pubsub.forget(job.client);
             }
             Ok(job) => {
                 if let Some(waiter) = run(&mut server, &mut clients, job) {
@@ -110,7 +121,12 @@ pub fn execute_jobs(jobs: mpsc::Receiver<Job>) {
 /// client's transaction state; EXEC runs the whole queue here, in one turn.
 fn run(server: &mut Server, clients: &mut Clients, mut job: Job) -> Option<Waiter> {
     while let Some(argv) = job.commands.front() {
-        let tx = clients.entry(job.client).or_default();
+        if let Some(frames) = clients.pubsub.handle(job.client, job.push.as_ref(), argv) {
+            job.replies.extend(frames);
+            job.commands.pop_front();
+            continue;
+        }
+        let tx = clients.tx.entry(job.client).or_default();
         if let Some(reply) = tx.handle(server, argv) {
             job.replies.push(reply);
             job.commands.pop_front();

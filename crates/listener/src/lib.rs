@@ -7,6 +7,7 @@
 
 mod connection;
 mod executor;
+mod pubsub;
 mod resp;
 
 use std::io;

@@ -44,3 +44,38 @@ fn a_write_by_another_client_aborts_exec() {
     send(&mut a, &["SET", "k", "5"]);
     assert_eq!(send(&mut a, &["EXEC"]), "*1\r\n+OK\r\n");
 }
+
+#[test]
+fn published_messages_reach_channel_and_pattern_subscribers() {
+    let listener = CoreListener::start(0).unwrap();
+    let mut sub = connect(&listener);
+    let mut psub = connect(&listener);
+    let mut publisher = connect(&listener);
+    assert_eq!(
+        send(&mut sub, &["SUBSCRIBE", "rank"]),
+        "*3\r\n$9\r\nsubscribe\r\n$4\r\nrank\r\n:1\r\n"
+    );
+    assert_eq!(
+        send(&mut psub, &["PSUBSCRIBE", "ra*"]),
+        "*3\r\n$10\r\npsubscribe\r\n$3\r\nra*\r\n:1\r\n"
+    );
+    assert_eq!(send(&mut publisher, &["PUBLISH", "rank", "u1:2"]), ":2\r\n");
+    std::thread::sleep(Duration::from_millis(50));
+    let mut buf = vec![0u8; 256];
+    let n = sub.read(&mut buf).unwrap();
+    assert_eq!(
+        &buf[..n],
+        b"*3\r\n$7\r\nmessage\r\n$4\r\nrank\r\n$4\r\nu1:2\r\n"
+    );
+    let n = psub.read(&mut buf).unwrap();
+    assert_eq!(
+        &buf[..n],
+        b"*4\r\n$8\r\npmessage\r\n$3\r\nra*\r\n$4\r\nrank\r\n$4\r\nu1:2\r\n"
+    );
+    assert!(send(&mut sub, &["GET", "k"]).starts_with("-ERR Can't execute 'get'"));
+    assert_eq!(
+        send(&mut sub, &["UNSUBSCRIBE"]),
+        "*3\r\n$11\r\nunsubscribe\r\n$4\r\nrank\r\n:0\r\n"
+    );
+    assert_eq!(send(&mut sub, &["GET", "k"]), "$-1\r\n");
+}
