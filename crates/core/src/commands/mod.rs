@@ -9,6 +9,8 @@ mod args;
 mod cluster;
 mod counter;
 mod generic;
+mod geo;
+mod geo_search;
 mod hash;
 mod introspection;
 mod scripting;
@@ -53,6 +55,7 @@ const TABLES: &[&[CommandSpec]] = &[
     generic::COMMANDS,
     zset::COMMANDS,
     zset_setops::COMMANDS,
+    geo::COMMANDS,
     hash::COMMANDS,
     introspection::COMMANDS,
     string::COMMANDS,
@@ -271,6 +274,12 @@ const READ_ONLY: &[&str] = &[
     "evalsha_ro",
     "script",
     "cluster",
+    "geopos",
+    "geohash",
+    "geodist",
+    "geosearch",
+    "georadius_ro",
+    "georadiusbymember_ro",
 ];
 
 fn is_read_only(name: &str) -> bool {
