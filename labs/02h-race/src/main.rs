@@ -185,7 +185,7 @@ fn main() -> ExitCode {
             1.0,
             20.0,
         );
-        ctx.each_kv(|kv, rec| race(kv, rec))?;
+        ctx.each_kv(race)?;
         ctx.note(format!("{CLIENTS} clients (threads, one connection each) × {UPDATES} updates of one JSON value {{\"count\":N}}, {REPEATS} runs per strategy; the final count should be {}.", CLIENTS * UPDATES));
         ctx.note("The article does not state its load, so the retry counts are compared by shape: both optimistic strategies end with every update applied, and the naive loop usually loses some. On the core every command runs on one executor thread, as on Redis, so the same races happen.");
         Ok(())

@@ -80,7 +80,7 @@ pub fn geoadd(s: &mut Server, a: &Args) -> Reply {
         }
         longidx += 1;
     }
-    if (a.len() - longidx) % 3 != 0 || (xx && nx) {
+    if !(a.len() - longidx).is_multiple_of(3) || (xx && nx) {
         return Reply::error(errors::SYNTAX);
     }
     // ZADD key [options] score member ...

@@ -109,7 +109,7 @@ mod tests {
     fn fixed_point_matches_redis_tests() {
         assert_eq!(format_distance(0.0), "0.0000");
         assert_eq!(format_distance(0.0001), "0.0001");
-        assert_eq!(format_distance(6.0642951598391699e-05), "0.0001");
+        assert_eq!(format_distance(6.06429515983917e-5), "0.0001");
         assert_eq!(format_distance(0.01), "0.0100");
         assert_eq!(format_distance(1143827.12346), "1143827.1235");
         assert_eq!(format_distance(f64::NAN), "-922337203685477.5808");

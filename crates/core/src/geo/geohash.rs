@@ -148,7 +148,7 @@ pub fn encode(
     if step > 32 || step == 0 || lat_range.is_zero() || long_range.is_zero() {
         return None;
     }
-    if longitude > LONG_MAX || longitude < LONG_MIN || latitude > LAT_MAX || latitude < LAT_MIN {
+    if !(LONG_MIN..=LONG_MAX).contains(&longitude) || !(LAT_MIN..=LAT_MAX).contains(&latitude) {
         return None;
     }
     if latitude < lat_range.min
@@ -228,11 +228,11 @@ pub fn score_to_u64(score: f64) -> u64 {
             1u64 << 63
         }
     }
-    // `!(score >= TWO63)` is true for NaN, as the unordered comparison is.
-    if !(score >= TWO63) {
-        cvttsd2si(score)
-    } else {
+    // NaN takes the first branch, as the unordered comparison does.
+    if score >= TWO63 {
         cvttsd2si(score - TWO63) ^ (1u64 << 63)
+    } else {
+        cvttsd2si(score)
     }
 }
 
