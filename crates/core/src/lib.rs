@@ -7,6 +7,8 @@
 //!   algorithms Redis uses, and what Redis's MEMORY USAGE would say about them
 //!   ([`memory`]);
 //! * the keyspace ([`keyspace`]): named values with types and expiry;
+//! * geo ([`geo`]): the 52-bit geohash a geo set keeps as zset scores, Redis's
+//!   haversine and its 9-cell search;
 //! * the Cluster key slot ([`cluster_slot`]): which of 16384 slots a key hashes to;
 //! * the command layer ([`commands`]): `argv` in, a [`Reply`] out, with Redis's exact
 //!   replies, error strings and number formatting; EVAL's Lua runs in [`scripting`].
@@ -24,6 +26,7 @@ pub mod bitmap;
 pub mod cluster_slot;
 pub mod commands;
 pub mod dict;
+pub mod geo;
 pub mod glob;
 pub mod hash;
 pub mod hll;

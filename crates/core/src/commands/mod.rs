@@ -11,6 +11,8 @@ mod bitmap;
 mod cluster;
 mod counter;
 mod generic;
+mod geo;
+mod geo_search;
 mod hash;
 mod hll;
 mod introspection;
@@ -57,6 +59,7 @@ const TABLES: &[&[CommandSpec]] = &[
     generic::COMMANDS,
     zset::COMMANDS,
     zset_setops::COMMANDS,
+    geo::COMMANDS,
     hash::COMMANDS,
     introspection::COMMANDS,
     string::COMMANDS,
@@ -283,6 +286,12 @@ const READ_ONLY: &[&str] = &[
     "evalsha_ro",
     "script",
     "cluster",
+    "geopos",
+    "geohash",
+    "geodist",
+    "geosearch",
+    "georadius_ro",
+    "georadiusbymember_ro",
 ];
 
 fn is_read_only(name: &str) -> bool {

@@ -1,0 +1,235 @@
+//! Geo commands: GEOADD, GEOPOS, GEOHASH, GEODIST here; the searches (GEOSEARCH,
+//! GEOSEARCHSTORE, GEORADIUS and friends) in `geo_search.rs`.
+//!
+//! A geo set is a plain sorted set whose scores are 52-bit geohashes (see
+//! [`crate::geo`]), so TYPE says `zset` and every Z command works on it. GEOADD is
+//! literally ZADD in Redis: it checks its own options and coordinates, turns each
+//! pair into an integer score and hands a rewritten argument vector to ZADD. The
+//! core does the same, so CH, NX, XX, the listpack encoding and WRONGTYPE behave
+//! exactly as ZADD's. The reading commands decode whatever score a member has,
+//! even one ZADD put there, the way Redis's C conversions do.
+
+use super::geo_search;
+use super::{spec, Args, CommandSpec, Server};
+use crate::geo::distance::{distance, format_distance};
+use crate::geo::geohash;
+use crate::keyspace::Value;
+use crate::reply::{errors, Reply};
+use crate::zset::Zset;
+
+pub const COMMANDS: &[CommandSpec] = &[
+    spec("geoadd", -5, geoadd),
+    spec("geopos", -2, geopos),
+    spec("geohash", -2, geohash_cmd),
+    spec("geodist", -4, geodist),
+    spec("georadius", -6, geo_search::georadius),
+    spec("georadius_ro", -6, geo_search::georadius_ro),
+    spec("georadiusbymember", -5, geo_search::georadiusbymember),
+    spec("georadiusbymember_ro", -5, geo_search::georadiusbymember_ro),
+    spec("geosearch", -7, geo_search::geosearch),
+    spec("geosearchstore", -8, geo_search::geosearchstore),
+];
+
+/// Looks up a zset for reading: `Ok(None)` if missing, WRONGTYPE for another type.
+pub(super) fn read<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s Zset>, Reply> {
+    match s.keyspace.get(key) {
+        None => Ok(None),
+        Some(Value::Zset(z)) => Ok(Some(z)),
+        Some(_) => Err(Reply::error(errors::WRONGTYPE)),
+    }
+}
+
+/// `extractLongLatOrReply`: two doubles (both parsed before either is checked),
+/// then Redis's limits, with the pair printed by C's `%f`.
+pub(super) fn lon_lat(a: &Args, at: usize) -> Result<[f64; 2], Reply> {
+    let lon = a.float(at)?;
+    let lat = a.float(at + 1)?;
+    if !(geohash::LONG_MIN..=geohash::LONG_MAX).contains(&lon)
+        || !(geohash::LAT_MIN..=geohash::LAT_MAX).contains(&lat)
+    {
+        return Err(Reply::error(format!(
+            "ERR invalid longitude,latitude pair {lon:.6},{lat:.6}"
+        )));
+    }
+    Ok([lon, lat])
+}
+
+/// `extractUnitOrReply`: the factor from the unit to metres.
+pub(super) fn unit(a: &Args, at: usize) -> Result<f64, Reply> {
+    match () {
+        _ if a.is(at, "m") => Ok(1.0),
+        _ if a.is(at, "km") => Ok(1000.0),
+        _ if a.is(at, "ft") => Ok(0.3048),
+        _ if a.is(at, "mi") => Ok(1609.34),
+        _ => Err(Reply::error(
+            "ERR unsupported unit provided. please use M, KM, FT, MI",
+        )),
+    }
+}
+
+/// GEOADD key [NX|XX] [CH] lon lat member [lon lat member ...]
+pub fn geoadd(s: &mut Server, a: &Args) -> Reply {
+    let (mut nx, mut xx) = (false, false);
+    let mut longidx = 2;
+    while longidx < a.len() {
+        match () {
+            _ if a.is(longidx, "nx") => nx = true,
+            _ if a.is(longidx, "xx") => xx = true,
+            _ if a.is(longidx, "ch") => {}
+            _ => break,
+        }
+        longidx += 1;
+    }
+    if !(a.len() - longidx).is_multiple_of(3) || (xx && nx) {
+        return Reply::error(errors::SYNTAX);
+    }
+    // ZADD key [options] score member ...
+    let mut argv: Vec<Vec<u8>> = Vec::with_capacity(a.len());
+    argv.push(b"zadd".to_vec());
+    argv.extend(a.all()[1..longidx].iter().cloned());
+    for at in (longidx..a.len()).step_by(3) {
+        let [lon, lat] = match lon_lat(a, at) {
+            Ok(xy) => xy,
+            Err(reply) => return reply,
+        };
+        let score = geohash::score_of(lon, lat).unwrap_or(0);
+        argv.push(score.to_string().into_bytes());
+        argv.push(a.bytes(at + 2).to_vec());
+    }
+    super::zset::zadd(s, &Args::new(&argv))
+}
+
+/// GEOPOS key member ...: the decoded cell centres; a null array for a missing member.
+pub fn geopos(s: &mut Server, a: &Args) -> Reply {
+    let zset = match read(s, a.bytes(1)) {
+        Ok(z) => z,
+        Err(reply) => return reply,
+    };
+    let items = (2..a.len())
+        .map(|i| match zset.and_then(|z| z.score(a.bytes(i))) {
+            None => Reply::NilArray,
+            Some(score) => {
+                let [lon, lat] = geohash::decode_score(score);
+                Reply::Array(vec![Reply::double(lon), Reply::double(lat)])
+            }
+        })
+        .collect();
+    Reply::Array(items)
+}
+
+/// GEOHASH key member ...: the 11-character standard geohash of each member.
+pub fn geohash_cmd(s: &mut Server, a: &Args) -> Reply {
+    let zset = match read(s, a.bytes(1)) {
+        Ok(z) => z,
+        Err(reply) => return reply,
+    };
+    let items = (2..a.len())
+        .map(|i| match zset.and_then(|z| z.score(a.bytes(i))) {
+            None => Reply::Nil,
+            Some(score) => Reply::bulk(geohash::standard_string(score)),
+        })
+        .collect();
+    Reply::Array(items)
+}
+
+/// GEODIST key member1 member2 [unit]: the unit is checked before the key.
+pub fn geodist(s: &mut Server, a: &Args) -> Reply {
+    let mut to_meter = 1.0;
+    if a.len() == 5 {
+        to_meter = match unit(a, 4) {
+            Ok(f) => f,
+            Err(reply) => return reply,
+        };
+    } else if a.len() > 5 {
+        return Reply::error(errors::SYNTAX);
+    }
+    let zset = match read(s, a.bytes(1)) {
+        Ok(Some(z)) => z,
+        Ok(None) => return Reply::Nil,
+        Err(reply) => return reply,
+    };
+    let (Some(s1), Some(s2)) = (zset.score(a.bytes(2)), zset.score(a.bytes(3))) else {
+        return Reply::Nil;
+    };
+    let [x1, y1] = geohash::decode_score(s1);
+    let [x2, y2] = geohash::decode_score(s2);
+    Reply::bulk(format_distance(distance(x1, y1, x2, y2) / to_meter))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn article_rows() {
+        let mut s = Server::new();
+        assert_eq!(
+            s.call(&["GEOADD", "shops", "105.8542", "21.0285", "hoan-kiem"]),
+            Reply::Integer(1)
+        );
+        assert_eq!(s.call(&["TYPE", "shops"]), Reply::Status("zset".into()));
+        assert_eq!(
+            s.call(&["ZSCORE", "shops", "hoan-kiem"]),
+            Reply::bulk("3973593206939046")
+        );
+        assert_eq!(
+            s.call(&["GEOHASH", "shops", "hoan-kiem", "nope"]),
+            Reply::Array(vec![Reply::bulk("w7er8u0evs0"), Reply::Nil])
+        );
+        assert_eq!(
+            s.call(&["GEOPOS", "shops", "hoan-kiem", "nope"]),
+            Reply::Array(vec![
+                Reply::Array(vec![
+                    Reply::bulk("105.85420221090317"),
+                    Reply::bulk("21.028499185602875")
+                ]),
+                Reply::NilArray
+            ])
+        );
+    }
+
+    #[test]
+    fn swapped_coordinates() {
+        let mut s = Server::new();
+        assert_eq!(
+            s.call(&["GEOADD", "shops", "21.0285", "105.8542", "x"]),
+            Reply::error("ERR invalid longitude,latitude pair 21.028500,105.854200")
+        );
+        assert_eq!(
+            s.call(&["GEOADD", "shops", "48.8566", "2.3522", "paris"]),
+            Reply::Integer(1)
+        );
+        assert_eq!(
+            s.call(&["GEOADD", "shops", "105", "86", "y"]),
+            Reply::error("ERR invalid longitude,latitude pair 105.000000,86.000000")
+        );
+        assert_eq!(
+            s.call(&["GEOADD", "shops", "NX", "XX", "1", "2", "z"]),
+            Reply::error("ERR syntax error")
+        );
+    }
+
+    #[test]
+    fn geodist_hanoi_saigon() {
+        let mut s = Server::new();
+        s.call(&[
+            "GEOADD",
+            "shops",
+            "105.8542",
+            "21.0285",
+            "hoan-kiem",
+            "106.7009",
+            "10.7769",
+            "quan-1",
+        ]);
+        let Reply::Bulk(m) = s.call(&["GEODIST", "shops", "hoan-kiem", "quan-1"]) else {
+            panic!()
+        };
+        let m: f64 = String::from_utf8(m).unwrap().parse().unwrap();
+        assert!((m - 1_143_827.0).abs() < 1.0, "{m}");
+        assert_eq!(
+            s.call(&["GEODIST", "shops", "hoan-kiem", "quan-1", "parsec"]),
+            Reply::error("ERR unsupported unit provided. please use M, KM, FT, MI")
+        );
+    }
+}
