@@ -82,7 +82,12 @@ fn declare(r: &mut Report, lb: &str) {
         ("geodist", "geo_dist(shops, hoan-kiem, quan-1, Unit::Kilometers) -> Option<f64>".into(), Cmd::geo_dist("shops", "hoan-kiem", "quan-1", Unit::Kilometers), Some("1143.8269")),
     ];
     for (key, call, cmd, article) in rows {
-        r.row(key, &format!("{call}\n      sends: {}", shown(&cmd)), Kind::Exact, article);
+        r.row(
+            key,
+            &format!("{call}\n      sends: {}", shown(&cmd)),
+            Kind::Exact,
+            article,
+        );
     }
     let keys = pitfalls::Keys {
         lb: lb.into(),

@@ -229,15 +229,6 @@ pub fn search_points(zset: &Zset, search: &Search, limit: usize) -> Found {
     found
 }
 
-macro_rules! tri {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(reply) => return reply,
-        }
-    };
-}
-
 /// `extractDistanceOrReply`: radius, then its sign, then the unit.
 fn radius_and_unit(a: &Args, at: usize) -> Result<(f64, f64), Reply> {
     let r = crate::num::parse_double_arg(a.bytes(at))

@@ -18,15 +18,6 @@ pub const COMMANDS: &[CommandSpec] = &[
     spec("hrandfield", -2, hrandfield),
 ];
 
-macro_rules! tri {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(reply) => return reply,
-        }
-    };
-}
-
 fn read<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s mut Hash>, Reply> {
     match s.keyspace.get_mut(key) {
         None => Ok(None),

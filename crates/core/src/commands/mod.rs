@@ -5,6 +5,17 @@
 //! rule (a positive arity is exact, a negative one is a minimum), so argument-count
 //! errors read exactly like Redis's.
 
+/// `tri!(expr)`: the value of an `Ok`, or return the `Err` reply from the command.
+/// Defined before the family modules so every one of them can use it.
+macro_rules! tri {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(reply) => return reply,
+        }
+    };
+}
+
 mod args;
 mod bitfield;
 mod bitmap;

@@ -62,15 +62,6 @@ fn write<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s mut Zset>, Repl
     }
 }
 
-macro_rules! tri {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(reply) => return reply,
-        }
-    };
-}
-
 pub fn zadd(s: &mut Server, a: &Args) -> Reply {
     zadd_generic(s, a, AddFlags::default())
 }

@@ -60,15 +60,6 @@ pub const COMMANDS: &[CommandSpec] = &[
 const BAD_WEIGHT: &str = "ERR weight value is not a float";
 const BAD_LIMIT: &str = "ERR LIMIT can't be negative";
 
-macro_rules! tri {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(reply) => return reply,
-        }
-    };
-}
-
 #[derive(Clone, Copy, PartialEq)]
 enum Op {
     Union,
