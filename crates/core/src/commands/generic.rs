@@ -66,12 +66,13 @@ pub fn command(_: &mut Server, _: &Args) -> Reply {
     Reply::Array(Vec::new())
 }
 
-/// The `# Server` section. `redis_version` names the Redis release whose documented
-/// behaviour the core follows (8.8, the articles' version); `redislab_core_version`
-/// is this crate's own version.
+/// The `# Server` section. `redis_version` names the release whose replies the core
+/// reproduces byte for byte (8.6.3, the server the labs compare with; the Lua
+/// `redis.REDIS_VERSION` says the same); `redislab_core_extras` lists the 8.8
+/// features it adds; `redislab_core_version` is this crate's own version.
 pub fn info(s: &mut Server, _: &Args) -> Reply {
     let text = format!(
-        "# Server\r\nredis_version:8.8.0\r\nredislab_core_version:{}\r\nredis_mode:standalone\r\n\r\n# Keyspace\r\ndb0:keys={},expires={}\r\n",
+        "# Server\r\nredis_version:8.6.3\r\nredislab_core_version:{}\r\nredislab_core_extras:INCREX,AGGREGATE COUNT (Redis 8.8)\r\nredis_mode:standalone\r\n\r\n# Keyspace\r\ndb0:keys={},expires={}\r\n",
         crate::CORE_VERSION,
         s.keyspace.len(),
         s.keyspace.volatile_len()
