@@ -10,12 +10,11 @@
 //! even one ZADD put there, the way Redis's C conversions do.
 
 use super::geo_search;
+use super::zset::read;
 use super::{spec, Args, CommandSpec, Server};
 use crate::geo::distance::{distance, format_distance};
 use crate::geo::geohash;
-use crate::keyspace::Value;
 use crate::reply::{errors, Reply};
-use crate::zset::Zset;
 
 pub const COMMANDS: &[CommandSpec] = &[
     spec("geoadd", -5, geoadd),
@@ -29,15 +28,6 @@ pub const COMMANDS: &[CommandSpec] = &[
     spec("geosearch", -7, geo_search::geosearch),
     spec("geosearchstore", -8, geo_search::geosearchstore),
 ];
-
-/// Looks up a zset for reading: `Ok(None)` if missing, WRONGTYPE for another type.
-pub(super) fn read<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s Zset>, Reply> {
-    match s.keyspace.get(key) {
-        None => Ok(None),
-        Some(Value::Zset(z)) => Ok(Some(z)),
-        Some(_) => Err(Reply::error(errors::WRONGTYPE)),
-    }
-}
 
 /// `extractLongLatOrReply`: two doubles (both parsed before either is checked),
 /// then Redis's limits, with the pair printed by C's `%f`.

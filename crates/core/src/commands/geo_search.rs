@@ -19,7 +19,8 @@
 //!    within a cell), else Redis's sorts (see [`crate::geo::sort`]); COUNT without
 //!    ANY implies ASC.
 
-use super::geo::{lon_lat, read, unit};
+use super::geo::{lon_lat, unit};
+use super::zset::read;
 use super::{Args, Server};
 use crate::geo::area::{areas_for, Search, Shape};
 use crate::geo::distance::{format_distance, within_radius, within_rectangle};

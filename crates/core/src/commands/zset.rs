@@ -43,12 +43,11 @@ const BAD_SCORE_RANGE: &str = "ERR min or max is not a float";
 const BAD_LEX_RANGE: &str = "ERR min or max not valid string range item";
 
 /// Looks up a zset for reading: `Ok(None)` if the key is missing, an error if it
-/// holds another type.
-fn read<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s Zset>, Reply> {
+/// holds another type. The geo commands use it too: a geo set is a zset.
+pub(super) fn read<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s Zset>, Reply> {
     match s.keyspace.get(key) {
         None => Ok(None),
         Some(Value::Zset(z)) => Ok(Some(z)),
-        #[allow(unreachable_patterns)]
         Some(_) => Err(Reply::error(errors::WRONGTYPE)),
     }
 }
@@ -57,7 +56,6 @@ fn write<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s mut Zset>, Repl
     match s.keyspace.get_mut(key) {
         None => Ok(None),
         Some(Value::Zset(z)) => Ok(Some(z)),
-        #[allow(unreachable_patterns)]
         Some(_) => Err(Reply::error(errors::WRONGTYPE)),
     }
 }
