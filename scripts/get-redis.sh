@@ -21,7 +21,11 @@ dest="$cache/redis-$version"
 say() { echo "get-redis: $*" >&2; }
 fail() { say "ERROR: $*"; exit 1; }
 
-if [ -x "$dest/bin/redis-server" ] && [ -x "$dest/bin/redis-cli" ]; then
+# The cache holds the binaries (redis-server, redis-cli, redis-benchmark) and the
+# built source tree, whose tests/ the Tcl-suite script runs and whose redis-server
+# keeps its symbols for gdb.
+if [ -x "$dest/bin/redis-server" ] && [ -x "$dest/bin/redis-cli" ] \
+  && [ -x "$dest/bin/redis-benchmark" ] && [ -f "$dest/src/tests/test_helper.tcl" ]; then
   echo "$dest/bin"
   exit 0
 fi
@@ -89,7 +93,8 @@ if ! make -C "$work/src" -j"$(nproc)" BUILD_TLS=no >"$work/build.log" 2>&1; then
 fi
 
 mkdir -p "$dest/bin.tmp"
-cp "$work/src/src/redis-server" "$work/src/src/redis-cli" "$dest/bin.tmp/"
+cp "$work/src/src/redis-server" "$work/src/src/redis-cli" "$work/src/src/redis-benchmark" "$dest/bin.tmp/"
+rm -rf "$dest/src" && mv "$work/src" "$dest/src"
 rm -rf "$dest/bin" && mv "$dest/bin.tmp" "$dest/bin"
 "$dest/bin/redis-server" --version >&2
 say "cached in $dest/bin"
