@@ -151,14 +151,16 @@ impl Keyspace {
                     self.cursor = 0;
                 }
                 let key = &self.volatile[self.cursor];
-                let due = self
-                    .entries
-                    .get(key)
-                    .and_then(|e| e.expires_at_ms)
-                    .is_none_or(|t| t <= now_ms);
+                let deadline = self.entries.get(key).and_then(|e| e.expires_at_ms);
                 round += 1;
                 stats.examined += 1;
-                if due {
+                if deadline.is_none() {
+                    // Cannot happen while every deadline goes through
+                    // `put_deadline`; if it ever did, the key is kept, not lost.
+                    debug_assert!(false, "a key without a TTL in the expires list");
+                    let key = key.clone();
+                    self.forget_ttl(&key);
+                } else if deadline.is_some_and(|t| t <= now_ms) {
                     // swap_remove brings the last key into this slot: the
                     // cursor stays to examine it.
                     let key = key.clone();
@@ -227,9 +229,27 @@ impl Keyspace {
                 } else {
                     expiry.is_some() || long_key
                 };
-                e.expires_at_ms = expiry;
                 e.value = value;
+                self.put_deadline(key, expiry);
             }
+        }
+    }
+
+    /// The one place an entry's deadline changes: the entry and the active
+    /// cycle's list of keys with a TTL (Redis's `expires` dict) always agree.
+    /// (A key whose TTL was cleared on the entry but left in that list was once
+    /// deleted by the next cycle: the data-loss bug this function exists to
+    /// prevent.)
+    fn put_deadline(&mut self, key: &[u8], at_ms: Option<i64>) {
+        let Some(e) = self.entries.get_mut(key) else {
+            self.forget_ttl(key);
+            return;
+        };
+        e.expires_at_ms = at_ms;
+        e.expire_slot |= at_ms.is_some();
+        match at_ms {
+            Some(_) => self.track_ttl(key),
+            None => self.forget_ttl(key),
         }
     }
 
@@ -251,18 +271,11 @@ impl Keyspace {
     pub fn set_expiry(&mut self, key: &[u8], at_ms: Option<i64>) -> bool {
         self.expire_if_due(key);
         self.watches.note(key);
-        match self.entries.get_mut(key) {
-            Some(e) => {
-                e.expires_at_ms = at_ms;
-                e.expire_slot |= at_ms.is_some();
-                match at_ms {
-                    Some(_) => self.track_ttl(key),
-                    None => self.forget_ttl(key),
-                }
-                true
-            }
-            None => false,
+        if !self.entries.contains_key(key) {
+            return false;
         }
+        self.put_deadline(key, at_ms);
+        true
     }
 
     pub fn expiry(&mut self, key: &[u8]) -> Option<Option<i64>> {
@@ -344,6 +357,24 @@ mod tests {
         // The cursor moved on: the next cycle looks at the next keys.
         assert_eq!(ks.cursor, KEYS_PER_LOOP);
         assert_eq!(ks.len(), 1000);
+    }
+
+    #[test]
+    fn overwriting_without_a_ttl_keeps_the_key_through_the_active_cycle() {
+        let now = now_ms();
+        let mut ks = keyspace_with(1, 0, now + 3_600_000);
+        ks.set_value(b"k0", Value::Hash(Hash::default()), false, false);
+        assert_eq!(ks.expiry(b"k0"), Some(None));
+        assert_eq!(ks.volatile_len(), 0);
+        // A cycle far in the future must not take a key that has no TTL.
+        ks.active_expire_cycle(now + 7_200_000, Duration::from_millis(25));
+        assert!(ks.contains(b"k0"));
+        // Kept TTL: still tracked, and due later.
+        ks.set_expiry(b"k0", Some(now + 1000));
+        ks.set_value(b"k0", Value::Hash(Hash::default()), true, false);
+        assert_eq!(ks.volatile_len(), 1);
+        ks.active_expire_cycle(now + 2000, Duration::from_millis(25));
+        assert!(!ks.contains(b"k0"));
     }
 
     #[test]
