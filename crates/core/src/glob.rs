@@ -1,4 +1,5 @@
-//! Redis's glob-style pattern matching (`stringmatchlen`), used by PSUBSCRIBE:
+//! Redis's glob-style pattern matching (`stringmatchlen`), used by PSUBSCRIBE,
+//! KEYS, SCAN MATCH and CONFIG GET:
 //! `*` any run of bytes, `?` one byte, `[abc]` / `[^abc]` / `[a-z]` a class, and
 //! `\x` a literal x. Matching is on bytes, case-sensitive.
 
@@ -33,6 +34,12 @@ pub fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
         }
     }
     pattern[p.min(pattern.len())..].iter().all(|&c| c == b'*')
+}
+
+/// [`glob_match`] ignoring ASCII case (Redis's `stringmatchlen(..., nocase=1)`,
+/// used by CONFIG GET).
+pub fn glob_match_nocase(pattern: &[u8], text: &[u8]) -> bool {
+    glob_match(&pattern.to_ascii_lowercase(), &text.to_ascii_lowercase())
 }
 
 enum Step {

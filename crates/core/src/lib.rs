@@ -10,16 +10,20 @@
 //! * geo ([`geo`]): the 52-bit geohash a geo set keeps as zset scores, Redis's
 //!   haversine and its 9-cell search;
 //! * the Cluster key slot ([`cluster_slot`]): which of 16384 slots a key hashes to;
-//! * the command layer ([`commands`]): `argv` in, a [`Reply`] out, with Redis's exact
-//!   replies, error strings and number formatting; EVAL's Lua runs in [`scripting`].
+//! * the server ([`server`]): clients, sixteen databases, the command table and the
+//!   one path every command takes (`Server::call`), MULTI, pub/sub, CONFIG and
+//!   statistics;
+//! * the command families ([`commands`]): `argv` in, a [`Reply`] out, with Redis's
+//!   exact replies, error strings and number formatting; EVAL's Lua runs in
+//!   [`scripting`].
 //!
 //! In-process use:
 //!
 //! ```
 //! use redislab_core::{Server, Reply};
 //! let mut server = Server::new();
-//! server.call(&["ZADD", "lb", "100", "zed"]);
-//! assert_eq!(server.call(&["ZSCORE", "lb", "zed"]), Reply::bulk("100"));
+//! server.cmd(&["ZADD", "lb", "100", "zed"]);
+//! assert_eq!(server.cmd(&["ZSCORE", "lb", "zed"]), Reply::Double(100.0));
 //! ```
 
 pub mod bitmap;
@@ -38,14 +42,14 @@ pub mod reply;
 pub mod sampling;
 pub mod scripting;
 pub mod sds;
+pub mod server;
 pub mod set;
 pub mod strings;
-pub mod transaction;
 pub mod watch;
 pub mod zset;
 
-pub use commands::Server;
 pub use reply::Reply;
+pub use server::Server;
 
 /// Version of this crate, reported by the labs next to the real servers' versions.
 pub const CORE_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,10 +1,30 @@
-//! A command's reply, and its RESP2 encoding.
+//! A command's reply, and its encoding in RESP2 and RESP3.
 //!
-//! Redis answers in RESP; the core builds the same shapes so that a client cannot
-//! tell the two apart. Only RESP2 is modelled: it is what clients speak unless they
-//! send `HELLO 3`, and every lab uses it.
+//! Redis builds replies with `addReply*` calls that look at the client's protocol:
+//! `addReplyMap` writes `%n` in RESP3 and an array of 2n items in RESP2,
+//! `addReplyDouble` writes `,1.5` or a bulk string, `addReplyNull` writes `_` or
+//! `$-1`. The core keeps the *shape* in [`Reply`] (a map, a set, a double, a
+//! null) and decides the bytes in [`Reply::encode`], so each command is written
+//! once and answers both protocols the way Redis does.
 
-/// One reply, as Redis would send it over RESP2.
+/// The protocol a client speaks: RESP2 unless it sent `HELLO 3`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Protocol {
+    #[default]
+    Resp2,
+    Resp3,
+}
+
+impl Protocol {
+    pub fn number(self) -> i64 {
+        match self {
+            Protocol::Resp2 => 2,
+            Protocol::Resp3 => 3,
+        }
+    }
+}
+
+/// One reply, by shape.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reply {
     /// `+OK`-style status line.
@@ -15,12 +35,29 @@ pub enum Reply {
     Integer(i64),
     /// `$<len>` bulk string.
     Bulk(Vec<u8>),
-    /// `$-1`, the RESP2 null bulk string.
+    /// A null where a string was expected: `$-1` in RESP2, `_` in RESP3.
     Nil,
     /// `*<n>` array of replies.
     Array(Vec<Reply>),
-    /// `*-1`, the RESP2 null array (e.g. a blocking pop that timed out).
+    /// A null where an array was expected: `*-1` in RESP2, `_` in RESP3 (a
+    /// blocking pop that timed out, EXEC aborted by WATCH).
     NilArray,
+    /// A double (`addReplyDouble`): `,<d>` in RESP3, a bulk string in RESP2, with
+    /// Redis's `%.17g` formatting.
+    Double(f64),
+    /// Field/value pairs: `%<n>` in RESP3, a flat array of 2n items in RESP2.
+    Map(Vec<(Reply, Reply)>),
+    /// An unordered collection: `~<n>` in RESP3, an array in RESP2.
+    Set(Vec<Reply>),
+    /// `#t`/`#f` in RESP3, `:1`/`:0` in RESP2.
+    Bool(bool),
+    /// `(<digits>` in RESP3, a bulk string in RESP2.
+    BigNumber(String),
+    /// `=<len>\r\ntxt:...` in RESP3, a bulk string of the text in RESP2.
+    Verbatim(String),
+    /// Out-of-band data (a published message): `><n>` in RESP3, an array in
+    /// RESP2.
+    Push(Vec<Reply>),
 }
 
 impl Reply {
@@ -39,42 +76,95 @@ impl Reply {
 
     /// A double, formatted the way Redis formats double replies.
     pub fn double(value: f64) -> Reply {
-        Reply::Bulk(crate::num::format_double(value).into_bytes())
+        Reply::Double(value)
     }
 
     pub fn is_error(&self) -> bool {
         matches!(self, Reply::Error(_))
     }
 
-    /// Appends the RESP2 encoding of this reply to `out`.
-    pub fn encode(&self, out: &mut Vec<u8>) {
+    /// The RESP2 bytes of this reply.
+    pub fn to_resp2(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out, Protocol::Resp2);
+        out
+    }
+
+    /// Appends the encoding of this reply in `protocol` to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>, protocol: Protocol) {
+        let resp3 = protocol == Protocol::Resp3;
         match self {
-            Reply::Status(s) => {
-                out.push(b'+');
-                out.extend_from_slice(s.as_bytes());
-                out.extend_from_slice(b"\r\n");
-            }
-            Reply::Error(s) => {
-                out.push(b'-');
-                out.extend_from_slice(s.as_bytes());
-                out.extend_from_slice(b"\r\n");
-            }
+            Reply::Status(s) => line(out, b'+', s.as_bytes()),
+            Reply::Error(s) => line(out, b'-', s.as_bytes()),
             Reply::Integer(n) => header(out, b':', *n),
-            Reply::Bulk(b) => {
-                header(out, b'$', b.len() as i64);
-                out.extend_from_slice(b);
-                out.extend_from_slice(b"\r\n");
-            }
+            Reply::Bulk(b) => bulk(out, b),
+            Reply::Nil if resp3 => out.extend_from_slice(b"_\r\n"),
             Reply::Nil => out.extend_from_slice(b"$-1\r\n"),
+            Reply::NilArray if resp3 => out.extend_from_slice(b"_\r\n"),
+            Reply::NilArray => out.extend_from_slice(b"*-1\r\n"),
             Reply::Array(items) => {
                 header(out, b'*', items.len() as i64);
                 for item in items {
-                    item.encode(out);
+                    item.encode(out, protocol);
                 }
             }
-            Reply::NilArray => out.extend_from_slice(b"*-1\r\n"),
+            Reply::Double(d) => {
+                let text = crate::num::format_double(*d);
+                if resp3 {
+                    line(out, b',', text.as_bytes());
+                } else {
+                    bulk(out, text.as_bytes());
+                }
+            }
+            Reply::Map(pairs) => {
+                if resp3 {
+                    header(out, b'%', pairs.len() as i64);
+                } else {
+                    header(out, b'*', 2 * pairs.len() as i64);
+                }
+                for (k, v) in pairs {
+                    k.encode(out, protocol);
+                    v.encode(out, protocol);
+                }
+            }
+            Reply::Set(items) | Reply::Push(items) => {
+                let kind = match (self, resp3) {
+                    (Reply::Set(_), true) => b'~',
+                    (Reply::Push(_), true) => b'>',
+                    _ => b'*',
+                };
+                header(out, kind, items.len() as i64);
+                for item in items {
+                    item.encode(out, protocol);
+                }
+            }
+            Reply::Bool(b) if resp3 => {
+                out.extend_from_slice(if *b { b"#t\r\n" } else { b"#f\r\n" })
+            }
+            Reply::Bool(b) => header(out, b':', *b as i64),
+            Reply::BigNumber(n) if resp3 => line(out, b'(', n.as_bytes()),
+            Reply::BigNumber(n) => bulk(out, n.as_bytes()),
+            Reply::Verbatim(text) if resp3 => {
+                header(out, b'=', text.len() as i64 + 4);
+                out.extend_from_slice(b"txt:");
+                out.extend_from_slice(text.as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Verbatim(text) => bulk(out, text.as_bytes()),
         }
     }
+}
+
+fn line(out: &mut Vec<u8>, kind: u8, text: &[u8]) {
+    out.push(kind);
+    out.extend_from_slice(text);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn bulk(out: &mut Vec<u8>, bytes: &[u8]) {
+    header(out, b'$', bytes.len() as i64);
+    out.extend_from_slice(bytes);
+    out.extend_from_slice(b"\r\n");
 }
 
 /// Writes `<kind><n>\r\n` without going through `format!` (this runs for every
@@ -115,28 +205,55 @@ pub mod errors {
 mod tests {
     use super::*;
 
-    fn encoded(r: Reply) -> String {
+    fn encoded(r: Reply, p: Protocol) -> String {
         let mut out = Vec::new();
-        r.encode(&mut out);
+        r.encode(&mut out, p);
         String::from_utf8(out).unwrap()
     }
 
     #[test]
-    fn encodes_every_shape() {
-        assert_eq!(encoded(Reply::ok()), "+OK\r\n");
-        assert_eq!(encoded(Reply::error("ERR x")), "-ERR x\r\n");
-        assert_eq!(encoded(Reply::Integer(-3)), ":-3\r\n");
+    fn encodes_every_shape_in_resp2() {
+        let e = |r| encoded(r, Protocol::Resp2);
+        assert_eq!(e(Reply::ok()), "+OK\r\n");
+        assert_eq!(e(Reply::error("ERR x")), "-ERR x\r\n");
+        assert_eq!(e(Reply::Integer(-3)), ":-3\r\n");
+        assert_eq!(e(Reply::Integer(i64::MIN)), ":-9223372036854775808\r\n");
+        assert_eq!(e(Reply::Integer(0)), ":0\r\n");
+        assert_eq!(e(Reply::bulk("hé")), "$3\r\nhé\r\n");
+        assert_eq!(e(Reply::Nil), "$-1\r\n");
+        assert_eq!(e(Reply::NilArray), "*-1\r\n");
         assert_eq!(
-            encoded(Reply::Integer(i64::MIN)),
-            ":-9223372036854775808\r\n"
-        );
-        assert_eq!(encoded(Reply::Integer(0)), ":0\r\n");
-        assert_eq!(encoded(Reply::bulk("hé")), "$3\r\nhé\r\n");
-        assert_eq!(encoded(Reply::Nil), "$-1\r\n");
-        assert_eq!(encoded(Reply::NilArray), "*-1\r\n");
-        assert_eq!(
-            encoded(Reply::Array(vec![Reply::Integer(1), Reply::Nil])),
+            e(Reply::Array(vec![Reply::Integer(1), Reply::Nil])),
             "*2\r\n:1\r\n$-1\r\n"
         );
+        assert_eq!(e(Reply::Double(1.5)), "$3\r\n1.5\r\n");
+        assert_eq!(e(Reply::Double(f64::INFINITY)), "$3\r\ninf\r\n");
+        assert_eq!(
+            e(Reply::Map(vec![(Reply::bulk("a"), Reply::Integer(1))])),
+            "*2\r\n$1\r\na\r\n:1\r\n"
+        );
+        assert_eq!(e(Reply::Set(vec![Reply::bulk("x")])), "*1\r\n$1\r\nx\r\n");
+        assert_eq!(e(Reply::Bool(true)), ":1\r\n");
+        assert_eq!(e(Reply::BigNumber("12".into())), "$2\r\n12\r\n");
+        assert_eq!(e(Reply::Verbatim("hi".into())), "$2\r\nhi\r\n");
+        assert_eq!(e(Reply::Push(vec![Reply::bulk("m")])), "*1\r\n$1\r\nm\r\n");
+    }
+
+    #[test]
+    fn encodes_every_shape_in_resp3() {
+        let e = |r| encoded(r, Protocol::Resp3);
+        assert_eq!(e(Reply::Nil), "_\r\n");
+        assert_eq!(e(Reply::NilArray), "_\r\n");
+        assert_eq!(e(Reply::Double(1.5)), ",1.5\r\n");
+        assert_eq!(e(Reply::Double(f64::NEG_INFINITY)), ",-inf\r\n");
+        assert_eq!(
+            e(Reply::Map(vec![(Reply::bulk("a"), Reply::Integer(1))])),
+            "%1\r\n$1\r\na\r\n:1\r\n"
+        );
+        assert_eq!(e(Reply::Set(vec![Reply::bulk("x")])), "~1\r\n$1\r\nx\r\n");
+        assert_eq!(e(Reply::Bool(false)), "#f\r\n");
+        assert_eq!(e(Reply::BigNumber("12".into())), "(12\r\n");
+        assert_eq!(e(Reply::Verbatim("hi".into())), "=6\r\ntxt:hi\r\n");
+        assert_eq!(e(Reply::Push(vec![Reply::bulk("m")])), ">1\r\n$1\r\nm\r\n");
     }
 }

@@ -58,6 +58,6 @@ fn main() {
         }
         // ZADD and ZINCRBY moved the user: put it back for the next command.
         let back = points[id as usize - 1].to_string();
-        server.call(&["ZADD", "lb", &back, &user]);
+        server.cmd(&["ZADD", "lb", &back, &user]);
     }
 }

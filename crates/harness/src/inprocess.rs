@@ -58,7 +58,7 @@ pub fn load(server: &mut Server, key: &str, points: &[u32], first_id: u32) -> Re
             p.to_string().into_bytes(),
             member(first_id + i as u32).into_bytes(),
         ];
-        let reply = server.execute(&argv);
+        let reply = server.run(&argv);
         if reply.is_error() {
             return Err(format!("core: ZADD {key} failed: {reply:?}"));
         }
@@ -197,14 +197,16 @@ pub fn measure_op(
     warmup: usize,
     calls: usize,
 ) -> Result<NsTiming, String> {
-    let first = server.execute(op.argv(0));
+    let first = server.run(op.argv(0));
     if first.is_error() {
         return Err(format!("core: {} failed: {first:?}", op.shown()));
     }
     let mut out = Vec::with_capacity(4096);
     Ok(measure_ns(warmup, calls, |i| {
         out.clear();
-        server.execute(op.argv(i)).encode(&mut out);
+        server
+            .run(op.argv(i))
+            .encode(&mut out, redislab_core::reply::Protocol::Resp2);
         std::hint::black_box(&out);
     }))
 }
@@ -220,7 +222,7 @@ mod tests {
         assert_eq!(points, leaderboard(7, 1000));
         let mut server = Server::new();
         load(&mut server, "lb", &points, 1).unwrap();
-        assert_eq!(server.call(&["ZCARD", "lb"]), Reply::Integer(1000));
+        assert_eq!(server.cmd(&["ZCARD", "lb"]), Reply::Integer(1000));
         let user = member(user_of(1000));
         assert_eq!(user, "u0000123");
         for op in zset_ops("lb", &user, 400_000, 600_000, 7) {

@@ -227,7 +227,8 @@ fn check(redis: &mut RawRedis, core: &mut Server, argv: &[Vec<u8>], history: &mu
     history.push(describe(argv));
     let expected = redis.call(argv).unwrap();
     let mut got = Vec::new();
-    core.execute(argv).encode(&mut got);
+    core.run(argv)
+        .encode(&mut got, redislab_core::reply::Protocol::Resp2);
     if got != expected {
         let start = history.len().saturating_sub(25);
         let show = |b: &[u8]| String::from_utf8_lossy(&b[..b.len().min(300)]).into_owned();
@@ -257,7 +258,7 @@ fn bit_commands_reply_like_redis() {
     ];
     for _ in 0..60 {
         redis.call(&[b"FLUSHALL".to_vec()]).unwrap();
-        core.call(&["FLUSHALL"]);
+        core.cmd(&["FLUSHALL"]);
         let mut history = Vec::new();
         for _ in 0..250 {
             let argv = random_command(&mut rng);

@@ -366,7 +366,8 @@ fn geo_commands_reply_like_redis() {
         };
         shapes[kind] += 1;
         let mut got = Vec::new();
-        core.execute(argv).encode(&mut got);
+        core.run(argv)
+            .encode(&mut got, redislab_core::reply::Protocol::Resp2);
         if got != expected {
             let tail = history
                 .iter()

@@ -64,7 +64,7 @@ fn hash_commands_reply_like_redis() {
     let mut sent = 0;
     for round in 0..20 {
         redis.call(&[b"FLUSHALL".to_vec()]).unwrap();
-        core.call(&["FLUSHALL"]);
+        core.cmd(&["FLUSHALL"]);
         for _ in 0..200 {
             let argv = random_command(&mut rng);
             let shown = argv
@@ -74,7 +74,8 @@ fn hash_commands_reply_like_redis() {
                 .join(" ");
             let expected = redis.call(&argv).unwrap();
             let mut got = Vec::new();
-            core.execute(&argv).encode(&mut got);
+            core.run(&argv)
+                .encode(&mut got, redislab_core::reply::Protocol::Resp2);
             sent += 1;
             assert_eq!(
                 String::from_utf8_lossy(&got),

@@ -49,7 +49,9 @@ impl Pair {
         }
         let expected = self.redis.call(argv).unwrap();
         let mut got = Vec::new();
-        self.core.execute(argv).encode(&mut got);
+        self.core
+            .run(argv)
+            .encode(&mut got, redislab_core::reply::Protocol::Resp2);
         self.sent += 1;
         if got != expected {
             let show = |b: &[u8]| format!("{:?}", &String::from_utf8_lossy(&b[..b.len().min(200)]));
@@ -75,7 +77,9 @@ impl Pair {
     /// Core only.
     fn core_only(&mut self, argv: &[Vec<u8>]) -> Vec<u8> {
         let mut out = Vec::new();
-        self.core.execute(argv).encode(&mut out);
+        self.core
+            .run(argv)
+            .encode(&mut out, redislab_core::reply::Protocol::Resp2);
         out
     }
 
@@ -363,11 +367,11 @@ fn merges_of_sparse_and_dense_sketches() {
 
 /// A sparse sketch's bytes, built by the core.
 fn sparse_bytes(core: &mut Server, n: usize) -> Vec<u8> {
-    core.execute(&argv(&[b"DEL", b"tmp"]));
+    core.run(&argv(&[b"DEL", b"tmp"]));
     for c in stream(Kind::Random, n, 77, b"tmp") {
-        core.execute(&c);
+        core.run(&c);
     }
-    match core.execute(&argv(&[b"GET", b"tmp"])) {
+    match core.run(&argv(&[b"GET", b"tmp"])) {
         redislab_core::Reply::Bulk(b) => b,
         other => panic!("{other:?}"),
     }
@@ -383,8 +387,8 @@ fn invalid_and_corrupt_values_fail_alike() {
     let mut scratch = Server::new();
     let good = sparse_bytes(&mut scratch, 200);
     let dense = {
-        scratch.execute(&argv(&[b"PFDEBUG", b"TODENSE", b"tmp"]));
-        match scratch.execute(&argv(&[b"GET", b"tmp"])) {
+        scratch.run(&argv(&[b"PFDEBUG", b"TODENSE", b"tmp"]));
+        match scratch.run(&argv(&[b"GET", b"tmp"])) {
             redislab_core::Reply::Bulk(b) => b,
             other => panic!("{other:?}"),
         }

@@ -58,7 +58,8 @@ fn keyslot_replies_like_a_cluster_node() {
         let cmd = argv(&[b"CLUSTER", b"KEYSLOT", key]);
         let expected = redis.call(&cmd).unwrap();
         let mut got = Vec::new();
-        core.execute(&cmd).encode(&mut got);
+        core.run(&cmd)
+            .encode(&mut got, redislab_core::reply::Protocol::Resp2);
         assert_eq!(
             String::from_utf8_lossy(&got),
             String::from_utf8_lossy(&expected),
@@ -74,7 +75,8 @@ fn keyslot_replies_like_a_cluster_node() {
     ] {
         let cmd = argv(words);
         let mut got = Vec::new();
-        core.execute(&cmd).encode(&mut got);
+        core.run(&cmd)
+            .encode(&mut got, redislab_core::reply::Protocol::Resp2);
         assert_eq!(got, redis.call(&cmd).unwrap(), "{words:?}");
     }
     eprintln!("{} keys, identical CLUSTER KEYSLOT replies", keys.len());
@@ -105,7 +107,8 @@ fn other_subcommands_reply_like_a_redis_without_cluster_support() {
     ] {
         let cmd = argv(words);
         let mut got = Vec::new();
-        core.execute(&cmd).encode(&mut got);
+        core.run(&cmd)
+            .encode(&mut got, redislab_core::reply::Protocol::Resp2);
         assert_eq!(
             String::from_utf8_lossy(&got),
             String::from_utf8_lossy(&redis.call(&cmd).unwrap()),

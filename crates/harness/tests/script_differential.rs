@@ -391,7 +391,8 @@ fn scripts_reply_like_redis() {
         let argv: Vec<Vec<u8>> = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
         let expected = redis.call(&argv).unwrap();
         let mut got = Vec::new();
-        core.execute(&argv).encode(&mut got);
+        core.run(&argv)
+            .encode(&mut got, redislab_core::reply::Protocol::Resp2);
         if got == expected {
             matched += 1;
         } else {

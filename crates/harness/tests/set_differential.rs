@@ -153,7 +153,8 @@ fn check(
     history.push(describe(argv));
     let expected = redis.call(argv).unwrap();
     let mut got = Vec::new();
-    core.execute(argv).encode(&mut got);
+    core.run(argv)
+        .encode(&mut got, redislab_core::reply::Protocol::Resp2);
     let same = if sorted {
         match (array_items(&expected), array_items(&got)) {
             (Some(mut a), Some(mut b)) => {
@@ -207,7 +208,7 @@ fn check_memory(
             .parse()
             .unwrap_or(i64::MIN)
     };
-    let Reply::Integer(got) = core.execute(&argv) else {
+    let Reply::Integer(got) = core.run(&argv) else {
         panic!("MEMORY USAGE of a set is an integer")
     };
     let diff = (number(&expected) - got).abs();
@@ -221,7 +222,7 @@ fn check_memory(
 }
 
 fn encoding(core: &mut Server, key: &str) -> Reply {
-    core.call(&["OBJECT", "ENCODING", key])
+    core.cmd(&["OBJECT", "ENCODING", key])
 }
 
 #[test]
@@ -237,7 +238,7 @@ fn set_commands_reply_like_redis() {
     let mut memory = [0usize; 2];
     for _ in 0..60 {
         redis.call(&[b"FLUSHALL".to_vec()]).unwrap();
-        core.call(&["FLUSHALL"]);
+        core.cmd(&["FLUSHALL"]);
         let mut history = Vec::new();
         let mut from_hash_order = std::collections::HashSet::new();
         for _ in 0..200 {

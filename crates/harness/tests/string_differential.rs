@@ -324,7 +324,8 @@ fn check(
     history.push(describe(argv));
     let expected = redis.call(argv).unwrap();
     let mut got = Vec::new();
-    core.execute(argv).encode(&mut got);
+    core.run(argv)
+        .encode(&mut got, redislab_core::reply::Protocol::Resp2);
     if got != expected {
         let tail = history
             .iter()
@@ -354,7 +355,7 @@ fn string_commands_reply_like_redis() {
     let mut sent = 0;
     for round in 0..80 {
         redis.call(&[b"FLUSHALL".to_vec()]).unwrap();
-        core.call(&["FLUSHALL"]);
+        core.cmd(&["FLUSHALL"]);
         let mut history = Vec::new();
         for _ in 0..250 {
             let argv = random_command(&mut rng);

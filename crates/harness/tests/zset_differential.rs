@@ -325,7 +325,7 @@ fn zset_commands_reply_like_redis() {
     let mut sent = 0;
     for round in 0..60 {
         redis.call(&[b"FLUSHALL".to_vec()]).unwrap();
-        core.call(&["FLUSHALL"]);
+        core.cmd(&["FLUSHALL"]);
         let big = round % 2 == 1;
         if big {
             let mut preload: Vec<Vec<u8>> = vec![b"ZADD".to_vec(), b"z".to_vec()];
@@ -334,7 +334,7 @@ fn zset_commands_reply_like_redis() {
                 preload.push(format!("m{i:03}").into_bytes());
             }
             redis.call(&preload).unwrap();
-            core.execute(&preload);
+            core.run(&preload);
         }
         let mut history: Vec<String> = Vec::new();
         for _ in 0..250 {
@@ -347,7 +347,8 @@ fn zset_commands_reply_like_redis() {
             );
             let expected = redis.call(&argv).unwrap();
             let mut got = Vec::new();
-            core.execute(&argv).encode(&mut got);
+            core.run(&argv)
+                .encode(&mut got, redislab_core::reply::Protocol::Resp2);
             sent += 1;
             if got != expected {
                 let tail = history

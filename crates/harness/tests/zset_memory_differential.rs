@@ -249,7 +249,8 @@ fn cases() -> Vec<Case> {
 fn run(redis: &mut RawRedis, core: &mut Server, argv: &Argv) -> (Vec<u8>, Vec<u8>) {
     let expected = redis.call(argv).unwrap();
     let mut got = Vec::new();
-    core.execute(argv).encode(&mut got);
+    core.run(argv)
+        .encode(&mut got, redislab_core::reply::Protocol::Resp2);
     (expected, got)
 }
 
@@ -276,7 +277,7 @@ fn memory_usage_matches_redis() {
     );
     for case in cases() {
         redis.call(&[s("FLUSHALL")]).unwrap();
-        core.call(&["FLUSHALL"]);
+        core.cmd(&["FLUSHALL"]);
         for argv in &case.build {
             let (expected, got) = run(&mut redis, &mut core, argv);
             assert_eq!(got, expected, "{}: building", case.name);

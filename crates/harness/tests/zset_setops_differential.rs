@@ -217,7 +217,7 @@ fn zset_set_operations_reply_like_redis() {
     let (mut sent, mut errors, mut empty) = (0, 0, 0);
     for round in 0..40 {
         redis.call(&[s("FLUSHALL")]).unwrap();
-        core.call(&["FLUSHALL"]);
+        core.cmd(&["FLUSHALL"]);
         let mut history: Vec<String> = Vec::new();
         for _ in 0..200 {
             let commands = if rng.gen_bool(0.35) {
@@ -229,7 +229,8 @@ fn zset_set_operations_reply_like_redis() {
                 history.push(show(&argv));
                 let expected = redis.call(&argv).unwrap();
                 let mut got = Vec::new();
-                core.execute(&argv).encode(&mut got);
+                core.run(&argv)
+                    .encode(&mut got, redislab_core::reply::Protocol::Resp2);
                 sent += 1;
                 errors += usize::from(expected.starts_with(b"-"));
                 empty += usize::from(expected == b"*0\r\n" || expected == b":0\r\n");

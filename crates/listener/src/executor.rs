@@ -1,186 +1,563 @@
 //! The executor thread: one command at a time, like Redis's main thread.
 //!
-//! A connection hands over every command it has read in one [`Job`] (a pipeline
-//! costs one hand-over, not one per command). Commands run in order; if one blocks
-//! (BZPOPMIN on empty keys), the rest of that client's pipeline waits with it, in a
-//! FIFO queue of waiting clients that is retried after every other job, and the
-//! blocked command answers a null array when its timeout passes.
+//! It owns the core's [`Server`]. Connections send it what they parsed
+//! ([`Job`]); it runs each client's queue in order through [`Server::call_into`],
+//! which encodes the replies in the client's protocol, and sends the bytes back
+//! ([`ToConn`]). Around that it does what Redis's event loop and `serverCron` do:
 //!
-//! Between jobs, and when idle, the executor also runs the core's active expire
-//! cycle every [`ACTIVE_EXPIRE_PERIOD`], as Redis's `serverCron` does, so keys
-//! past their TTL go away even if nobody reads them.
+//! * **Blocked clients.** A blocking command with nothing to serve parks its
+//!   client (the rest of its pipeline waits with it) in a FIFO queue; after any
+//!   command that wrote, the queue is retried in order, and a client whose
+//!   timeout passed gets a null array.
+//! * **Bounded output.** A client's replies are produced at most
+//!   [`OUT_CHUNK`] bytes at a time: the rest of its queue waits until the
+//!   connection has written them (a 60 KB request of 3,000 GETs of 100 KB values
+//!   never holds 300 MB of replies). Pushed output (published messages, MONITOR)
+//!   counts against `client-output-buffer-limit`: a subscriber that does not read
+//!   is disconnected at the pubsub class's hard limit, or after staying above the
+//!   soft limit for its seconds, and its buffered messages are freed.
+//! * **Time.** The active expire cycle every 100 ms, and `timeout` for idle
+//!   clients.
+//! * **Busy scripts.** While a script runs longer than `busy-reply-threshold`,
+//!   the core calls back here ([`busy_handler`]): other clients' commands get
+//!   `-BUSY`, SCRIPT KILL stops a script that has not written, SHUTDOWN NOSAVE
+//!   stops the server.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use redislab_core::commands::{Execution, ACTIVE_EXPIRE_PERIOD};
-use redislab_core::transaction::ClientTx;
+use redislab_core::reply::Reply;
+use redislab_core::server::config::ClientClass;
+use redislab_core::server::{
+    BusyState, BusyVerdict, ClientId, ClientKind, ConnectInfo, Outcome, ACTIVE_EXPIRE_PERIOD,
+};
+use redislab_core::Server;
+use tokio::sync::{mpsc::UnboundedSender, oneshot};
 
-use crate::pubsub::{PubSub, Push};
-use redislab_core::{Reply, Server};
-use tokio::sync::oneshot;
+/// A client's replies are produced this many bytes at a time at most.
+pub const OUT_CHUNK: usize = 1 << 20;
 
-/// The commands one connection read, and where their replies go.
-pub struct Job {
-    /// The connection's id, for its MULTI/WATCH state.
-    pub client: u64,
-    pub commands: VecDeque<Vec<Vec<u8>>>,
-    pub replies: Vec<Reply>,
-    pub done: oneshot::Sender<Vec<Reply>>,
-    /// Where published messages for this connection go.
-    pub push: Option<Push>,
-    /// The connection closed: forget its transaction state and watched keys.
-    pub closing: bool,
+/// What a connection tells the executor.
+pub enum Job {
+    /// A new connection; the executor answers its client id.
+    Connect {
+        addr: String,
+        laddr: String,
+        conn: ConnHandle,
+        id: oneshot::Sender<ClientId>,
+    },
+    /// Requests parsed from the connection, in order. `conn` lets a busy
+    /// script's handler answer them without the executor's tables.
+    Run {
+        id: ClientId,
+        requests: Vec<Vec<Vec<u8>>>,
+        conn: ConnHandle,
+    },
+    /// The request stream broke: after the requests before it, answer this
+    /// protocol error and close.
+    ProtocolError { id: ClientId, message: String },
+    /// The connection wrote the chunk it was asked to: produce the next one.
+    Resume { id: ClientId },
+    /// The connection is gone.
+    Gone { id: ClientId },
 }
 
-impl Job {
-    pub fn new(
-        client: u64,
-        commands: VecDeque<Vec<Vec<u8>>>,
-        done: oneshot::Sender<Vec<Reply>>,
-    ) -> Job {
-        let replies = Vec::with_capacity(commands.len());
-        Job {
-            client,
-            commands,
-            replies,
-            done,
-            push: None,
-            closing: false,
-        }
-    }
-
-    /// The last message of a connection.
-    pub fn closing(client: u64) -> Job {
-        let (done, _) = oneshot::channel();
-        Job {
-            client,
-            commands: VecDeque::new(),
-            replies: Vec::new(),
-            done,
-            push: None,
-            closing: true,
-        }
-    }
+/// What the executor tells a connection.
+#[derive(Debug)]
+pub enum ToConn {
+    /// Write these bytes.
+    Bytes(Vec<u8>),
+    /// One `Run` has been answered completely.
+    Done,
+    /// Write everything so far, then send [`Job::Resume`].
+    Paused,
+    /// Close the connection (`flush`: after writing what is queued).
+    Close { flush: bool },
 }
 
-/// Per-connection state: transactions by client id, and the pub/sub registry.
+/// The executor's side of a connection.
+#[derive(Clone)]
+pub struct ConnHandle {
+    pub to_conn: UnboundedSender<ToConn>,
+    /// Bytes sent to the connection and not yet written to its socket.
+    pub unsent: Arc<AtomicUsize>,
+    /// Closes the connection at once, even in the middle of a write to a client
+    /// that does not read.
+    pub kill: Arc<tokio::sync::Notify>,
+}
+
+/// Limits the connections read from the server's config (kept current by the
+/// executor after each job).
 #[derive(Default)]
-struct Clients {
-    tx: HashMap<u64, ClientTx>,
-    pubsub: PubSub,
+pub struct SharedLimits {
+    pub max_bulk: AtomicUsize,
+    pub query_buffer: AtomicUsize,
 }
 
-/// A client whose front command is blocked.
-struct Waiter {
-    job: Job,
-    deadline: Option<Instant>,
+enum Item {
+    Request(Vec<Vec<u8>>),
+    /// How many `Run`s end here (the connection counts them to know when to read).
+    EndOfRun,
+    ProtocolError(String),
 }
 
-pub fn execute_jobs(jobs: mpsc::Receiver<Job>) {
+struct Conn {
+    handle: ConnHandle,
+    queue: VecDeque<Item>,
+    /// Blocked on its front request, until this deadline (`None`: forever).
+    blocked: Option<Option<Instant>>,
+    /// Waiting for the connection to write a chunk.
+    paused: bool,
+    /// Since when its pushed output has been above the soft limit.
+    over_soft_since: Option<Instant>,
+}
+
+struct Executor {
+    server: Server,
+    conns: HashMap<ClientId, Conn>,
+    /// Blocked clients, in the order they blocked.
+    waiting: VecDeque<ClientId>,
+    limits: Arc<SharedLimits>,
+    next_cron: Instant,
+    /// Jobs that arrived while a busy script ran and need the server.
+    deferred: Arc<Mutex<VecDeque<Job>>>,
+    /// SHUTDOWN NOSAVE was received.
+    stop: Arc<AtomicBool>,
+    /// Inside [`Executor::serve_waiters`] (which loops until nothing moves, so it
+    /// must not start again from a client it serves).
+    serving_waiters: bool,
+}
+
+pub fn execute_jobs(jobs: mpsc::Receiver<Job>, limits: Arc<SharedLimits>) {
+    // Shared with the busy-script handler, which runs on this same thread while
+    // a script holds the server (so the locks are never contended).
+    let jobs = Arc::new(Mutex::new(jobs));
+    let deferred = Arc::new(Mutex::new(VecDeque::new()));
+    let stop = Arc::new(AtomicBool::new(false));
     let mut server = Server::new();
-    let mut clients = Clients::default();
-    let mut waiters: VecDeque<Waiter> = VecDeque::new();
-    let mut next_cycle = Instant::now() + ACTIVE_EXPIRE_PERIOD;
+    if let Some(probe) = crate::heap_probe() {
+        server.set_memory_probe(probe);
+    }
+    server.set_busy_handler(busy_handler(jobs.clone(), deferred.clone(), stop.clone()));
+    let mut ex = Executor {
+        server,
+        conns: HashMap::new(),
+        waiting: VecDeque::new(),
+        limits,
+        next_cron: Instant::now() + ACTIVE_EXPIRE_PERIOD,
+        deferred,
+        stop,
+        serving_waiters: false,
+    };
+    ex.publish_limits();
     loop {
-        let wake = waiters
-            .iter()
-            .filter_map(|w| w.deadline)
-            .min()
-            .map_or(next_cycle, |d| d.min(next_cycle));
-        let next = jobs.recv_timeout(wake.saturating_duration_since(Instant::now()));
-        let now = Instant::now();
-        if now >= next_cycle {
-            server.active_expire_cycle();
-            next_cycle = now + ACTIVE_EXPIRE_PERIOD;
+        if ex.stop.load(Ordering::Relaxed) {
+            ex.close_everyone();
+            return;
         }
-        match next {
-            Ok(job) if job.closing => {
-                if let Some(mut tx) = clients.tx.remove(&job.client) {
-                    tx.release(&mut server);
-                }
-                clients.pubsub.forget(job.client);
+        let queued = lock(&ex.deferred).pop_front();
+        let job = match queued {
+            Some(job) => Ok(job),
+            None => {
+                let wake = ex.next_wake();
+                lock(&jobs).recv_timeout(wake.saturating_duration_since(Instant::now()))
             }
-            Ok(job) => {
-                if let Some(waiter) = run(&mut server, &mut clients, job) {
-                    waiters.push_back(waiter);
-                } else {
-                    serve_waiters(&mut server, &mut clients, &mut waiters);
-                }
-            }
+        };
+        match job {
+            Ok(job) => ex.handle(job),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => return,
-        }
-        expire_waiters(&mut server, &mut clients, &mut waiters);
-    }
-}
-
-/// Runs a job's commands in order; returns it as a waiter if one blocks. MULTI,
-/// EXEC and friends (and commands queued inside a transaction) go through the
-/// client's transaction state; EXEC runs the whole queue here, in one turn.
-fn run(server: &mut Server, clients: &mut Clients, mut job: Job) -> Option<Waiter> {
-    while let Some(argv) = job.commands.front() {
-        if let Some(frames) = clients.pubsub.handle(job.client, job.push.as_ref(), argv) {
-            job.replies.extend(frames);
-            job.commands.pop_front();
-            continue;
-        }
-        let tx = clients.tx.entry(job.client).or_default();
-        if let Some(reply) = tx.handle(server, argv) {
-            job.replies.push(reply);
-            job.commands.pop_front();
-            continue;
-        }
-        match server.execute_or_block(argv) {
-            Execution::Done(reply) => {
-                job.replies.push(reply);
-                job.commands.pop_front();
-            }
-            Execution::Blocked(blocked) => {
-                let deadline = blocked
-                    .timeout_ms
-                    .map(|ms| Instant::now() + Duration::from_millis(ms as u64));
-                return Some(Waiter { job, deadline });
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                ex.close_everyone();
+                return;
             }
         }
+        ex.cron();
     }
-    let _ = job.done.send(job.replies);
-    None
 }
 
-/// Retries every waiting client in the order they blocked. Serving one may unblock
-/// none, some or all of the others, each in turn.
-fn serve_waiters(server: &mut Server, clients: &mut Clients, waiters: &mut VecDeque<Waiter>) {
-    let mut still_waiting = VecDeque::with_capacity(waiters.len());
-    while let Some(waiter) = waiters.pop_front() {
-        // A client that went away is dropped without taking an element.
-        if waiter.job.done.is_closed() {
-            continue;
-        }
-        if let Some(mut again) = run(server, clients, waiter.job) {
-            again.deadline = waiter.deadline;
-            still_waiting.push_back(again);
+impl Executor {
+    fn handle(&mut self, job: Job) {
+        match job {
+            Job::Connect {
+                addr,
+                laddr,
+                conn,
+                id,
+            } => {
+                let too_many =
+                    self.server.connected_clients() as i64 >= self.server.config.maxclients;
+                let client = self.server.connect(ConnectInfo {
+                    kind: ClientKind::Connection,
+                    addr,
+                    laddr,
+                });
+                if too_many {
+                    let _ = conn.to_conn.send(ToConn::Bytes(
+                        b"-ERR max number of clients reached\r\n".to_vec(),
+                    ));
+                    let _ = conn.to_conn.send(ToConn::Close { flush: true });
+                    self.server.disconnect(client);
+                    self.server.stats.rejected_connections += 1;
+                    return;
+                }
+                self.conns.insert(
+                    client,
+                    Conn {
+                        handle: conn,
+                        queue: VecDeque::new(),
+                        blocked: None,
+                        paused: false,
+                        over_soft_since: None,
+                    },
+                );
+                let _ = id.send(client);
+            }
+            Job::Run { id, requests, .. } => {
+                if let Some(conn) = self.conns.get_mut(&id) {
+                    conn.queue.extend(requests.into_iter().map(Item::Request));
+                    conn.queue.push_back(Item::EndOfRun);
+                    self.run_client(id);
+                }
+            }
+            Job::ProtocolError { id, message } => {
+                if let Some(conn) = self.conns.get_mut(&id) {
+                    conn.queue.push_back(Item::ProtocolError(message));
+                    self.run_client(id);
+                }
+            }
+            Job::Resume { id } => {
+                if let Some(conn) = self.conns.get_mut(&id) {
+                    conn.paused = false;
+                    self.run_client(id);
+                }
+            }
+            Job::Gone { id } => self.forget(id),
         }
     }
-    *waiters = still_waiting;
+
+    /// Runs `id`'s queue until it is empty, blocks, pauses or closes.
+    fn run_client(&mut self, id: ClientId) {
+        let dirty = self.server.dirty();
+        let mut out = Vec::new();
+        let mut close = None;
+        let mut runs_done = 0;
+        {
+            let Some(conn) = self.conns.get_mut(&id) else {
+                return;
+            };
+            if conn.blocked.is_some() || conn.paused {
+                return;
+            }
+            while let Some(item) = conn.queue.front() {
+                if out.len() >= OUT_CHUNK {
+                    conn.paused = true;
+                    break;
+                }
+                match item {
+                    Item::EndOfRun => {
+                        runs_done += 1;
+                        conn.queue.pop_front();
+                    }
+                    Item::ProtocolError(message) => {
+                        Reply::error(format!("ERR {message}")).encode(&mut out, Default::default());
+                        conn.queue.clear();
+                        close = Some(true);
+                        break;
+                    }
+                    Item::Request(argv) => match self.server.call_into(id, argv, &mut out) {
+                        Outcome::Done => {
+                            conn.queue.pop_front();
+                        }
+                        Outcome::Blocked(b) => {
+                            let deadline = b
+                                .timeout_ms
+                                .filter(|&ms| ms > 0)
+                                .map(|ms| Instant::now() + Duration::from_millis(ms as u64));
+                            conn.blocked = Some(deadline);
+                            self.waiting.push_back(id);
+                            break;
+                        }
+                        Outcome::Close => {
+                            conn.queue.clear();
+                            close = Some(true);
+                            break;
+                        }
+                    },
+                }
+            }
+            if !out.is_empty() {
+                conn.handle.unsent.fetch_add(out.len(), Ordering::Relaxed);
+                let _ = conn.handle.to_conn.send(ToConn::Bytes(out));
+            }
+            for _ in 0..runs_done {
+                let _ = conn.handle.to_conn.send(ToConn::Done);
+            }
+            if conn.paused {
+                let _ = conn.handle.to_conn.send(ToConn::Paused);
+            }
+        }
+        if let Some(flush) = close {
+            self.close(id, flush);
+        }
+        self.after_commands(dirty);
+    }
+
+    /// What follows any command: pushed output goes out, killed clients close,
+    /// blocked clients are retried if something was written, config changes
+    /// reach the connections.
+    fn after_commands(&mut self, dirty_before: u64) {
+        for id in self.server.take_clients_with_output() {
+            self.flush_pushes(id);
+        }
+        for id in self.server.take_clients_to_close() {
+            self.close(id, false);
+        }
+        if self.server.dirty() != dirty_before && !self.waiting.is_empty() && !self.serving_waiters
+        {
+            self.serve_waiters();
+        }
+        self.publish_limits();
+    }
+
+    fn flush_pushes(&mut self, id: ClientId) {
+        let Some(client) = self.server.client_mut(id) else {
+            return;
+        };
+        let bytes = client.take_pending();
+        let class = if client.in_pubsub_mode() {
+            ClientClass::PubSub
+        } else {
+            ClientClass::Normal
+        };
+        let Some(conn) = self.conns.get_mut(&id) else {
+            return;
+        };
+        if bytes.is_empty() {
+            return;
+        }
+        let unsent = conn.handle.unsent.fetch_add(bytes.len(), Ordering::Relaxed) + bytes.len();
+        let _ = conn.handle.to_conn.send(ToConn::Bytes(bytes));
+        let limit = self.server.config.output_limit(class);
+        let now = Instant::now();
+        let over_hard = limit.hard > 0 && unsent as u64 > limit.hard;
+        let over_soft = limit.soft > 0 && unsent as u64 > limit.soft;
+        let soft_expired = match (over_soft, conn.over_soft_since) {
+            (true, Some(since)) => now.duration_since(since).as_secs() >= limit.soft_seconds,
+            (true, None) => {
+                conn.over_soft_since = Some(now);
+                limit.soft_seconds == 0
+            }
+            (false, _) => {
+                conn.over_soft_since = None;
+                false
+            }
+        };
+        if over_hard || soft_expired {
+            eprintln!(
+                "redislab-core: client {id} closed for overcoming of output buffer limits ({unsent} bytes unsent)"
+            );
+            self.server.stats.output_limit_disconnections += 1;
+            self.close(id, false);
+        }
+    }
+
+    /// Retries blocked clients in the order they blocked, until a pass serves none.
+    fn serve_waiters(&mut self) {
+        self.serving_waiters = true;
+        loop {
+            let mut progressed = false;
+            let round: Vec<ClientId> = self.waiting.drain(..).collect();
+            for id in round {
+                let Some(conn) = self.conns.get_mut(&id) else {
+                    continue;
+                };
+                conn.blocked = None;
+                let before = self.waiting.len();
+                self.run_client(id);
+                let still_blocked = self.waiting.len() > before;
+                progressed |= !still_blocked;
+            }
+            if !progressed || self.waiting.is_empty() {
+                break;
+            }
+        }
+        self.serving_waiters = false;
+    }
+
+    fn cron(&mut self) {
+        let now = Instant::now();
+        // Blocked clients whose timeout passed answer a null array.
+        let expired: Vec<ClientId> = self
+            .waiting
+            .iter()
+            .copied()
+            .filter(|id| {
+                self.conns
+                    .get(id)
+                    .and_then(|c| c.blocked)
+                    .flatten()
+                    .is_some_and(|d| d <= now)
+            })
+            .collect();
+        for id in expired {
+            self.waiting.retain(|&w| w != id);
+            let protocol = self
+                .server
+                .client(id)
+                .map(|c| c.protocol)
+                .unwrap_or_default();
+            if let Some(conn) = self.conns.get_mut(&id) {
+                let mut out = Vec::new();
+                Reply::NilArray.encode(&mut out, protocol);
+                conn.queue.pop_front();
+                conn.blocked = None;
+                conn.handle.unsent.fetch_add(out.len(), Ordering::Relaxed);
+                let _ = conn.handle.to_conn.send(ToConn::Bytes(out));
+            }
+            self.run_client(id);
+        }
+        if now >= self.next_cron {
+            self.server.active_expire_cycle();
+            self.close_idle_clients();
+            self.next_cron = now + ACTIVE_EXPIRE_PERIOD;
+        }
+    }
+
+    /// `timeout`: clients idle longer than this many seconds are closed (not
+    /// blocked ones, not subscribers).
+    fn close_idle_clients(&mut self) {
+        let timeout = self.server.config.timeout;
+        if timeout <= 0 {
+            return;
+        }
+        let idle: Vec<ClientId> = self
+            .conns
+            .iter()
+            .filter(|(id, c)| {
+                c.blocked.is_none()
+                    && self.server.client(**id).is_some_and(|cl| {
+                        !cl.in_pubsub_mode()
+                            && cl.last_interaction.elapsed().as_secs() as i64 > timeout
+                    })
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in idle {
+            self.close(id, false);
+        }
+    }
+
+    fn next_wake(&self) -> Instant {
+        self.waiting
+            .iter()
+            .filter_map(|id| self.conns.get(id).and_then(|c| c.blocked).flatten())
+            .min()
+            .map_or(self.next_cron, |d| d.min(self.next_cron))
+    }
+
+    fn close(&mut self, id: ClientId, flush: bool) {
+        if let Some(conn) = self.conns.get(&id) {
+            let _ = conn.handle.to_conn.send(ToConn::Close { flush });
+            if !flush {
+                conn.handle.kill.notify_one();
+            }
+        }
+        self.forget(id);
+    }
+
+    fn forget(&mut self, id: ClientId) {
+        self.conns.remove(&id);
+        self.waiting.retain(|&w| w != id);
+        self.server.disconnect(id);
+    }
+
+    fn close_everyone(&mut self) {
+        let ids: Vec<ClientId> = self.conns.keys().copied().collect();
+        for id in ids {
+            self.close(id, true);
+        }
+    }
+
+    fn publish_limits(&self) {
+        let c = &self.server.config;
+        self.limits
+            .max_bulk
+            .store(c.proto_max_bulk_len as usize, Ordering::Relaxed);
+        self.limits
+            .query_buffer
+            .store(c.client_query_buffer_limit as usize, Ordering::Relaxed);
+    }
 }
 
-/// Answers a null array to every blocked command whose timeout passed, then lets
-/// the rest of its pipeline run.
-fn expire_waiters(server: &mut Server, clients: &mut Clients, waiters: &mut VecDeque<Waiter>) {
-    let now = Instant::now();
-    let mut still_waiting = VecDeque::with_capacity(waiters.len());
-    while let Some(mut waiter) = waiters.pop_front() {
-        if waiter.deadline.is_none_or(|d| d > now) {
-            still_waiting.push_back(waiter);
-            continue;
+const BUSY: &[u8] =
+    b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n";
+
+/// What the core calls while a script runs past `busy-reply-threshold`: answer
+/// whatever arrived meanwhile, as Redis's `processEventsWhileBlocked` does.
+fn busy_handler(
+    jobs: Arc<Mutex<mpsc::Receiver<Job>>>,
+    deferred: Arc<Mutex<VecDeque<Job>>>,
+    stop: Arc<AtomicBool>,
+) -> redislab_core::server::BusyHandler {
+    Box::new(move |state: &BusyState| {
+        let mut verdict = BusyVerdict::Continue;
+        loop {
+            let Ok(job) = lock(&jobs).try_recv() else {
+                break;
+            };
+            // The script's own client waits for its reply, as do jobs that
+            // need the server.
+            let Job::Run { id, requests, conn } = job else {
+                lock(&deferred).push_back(job);
+                continue;
+            };
+            if id == state.client {
+                lock(&deferred).push_back(Job::Run { id, requests, conn });
+                continue;
+            }
+            let mut out = Vec::new();
+            let mut close = false;
+            for argv in &requests {
+                let word = |i: usize| argv.get(i).map(|a| a.to_ascii_lowercase());
+                match (word(0).as_deref(), word(1).as_deref()) {
+                    (Some(b"script"), Some(b"kill")) if argv.len() == 2 => {
+                        if state.wrote {
+                            out.extend_from_slice(b"-UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n");
+                        } else {
+                            out.extend_from_slice(b"+OK\r\n");
+                            verdict = BusyVerdict::Kill;
+                        }
+                    }
+                    (Some(b"function"), Some(b"kill")) => {
+                        out.extend_from_slice(b"-NOTBUSY No scripts in execution right now.\r\n")
+                    }
+                    (Some(b"shutdown"), Some(b"nosave")) => {
+                        stop.store(true, Ordering::Relaxed);
+                        verdict = BusyVerdict::Shutdown;
+                        close = true;
+                        break;
+                    }
+                    (Some(b"quit"), _) => {
+                        out.extend_from_slice(b"+OK\r\n");
+                        close = true;
+                        break;
+                    }
+                    _ => out.extend_from_slice(BUSY),
+                }
+            }
+            conn.unsent.fetch_add(out.len(), Ordering::Relaxed);
+            let _ = conn.to_conn.send(ToConn::Bytes(out));
+            let _ = conn.to_conn.send(ToConn::Done);
+            if close {
+                let _ = conn.to_conn.send(ToConn::Close { flush: true });
+            }
         }
-        waiter.job.replies.push(Reply::NilArray);
-        waiter.job.commands.pop_front();
-        if let Some(again) = run(server, clients, waiter.job) {
-            still_waiting.push_back(again);
-        }
-    }
-    *waiters = still_waiting;
+        verdict
+    })
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -1,26 +1,35 @@
 //! The core's RESP listener.
 //!
-//! Connections are handled by a small tokio runtime; commands are executed by one
-//! dedicated thread that owns the core's `Server`, so the core sees one command at a
-//! time in arrival order, the way Redis's main thread does. This is what lets the
-//! concurrency labs run the same client code against the core and a real Redis.
+//! Connections are served by a small tokio runtime on one thread (reading,
+//! parsing, writing); commands are executed by one dedicated thread that owns the
+//! core's [`redislab_core::Server`], so the core sees one command at a time in
+//! arrival order, the way Redis's main thread does. This is what lets the
+//! concurrency labs run the same client code against the core and a real Redis,
+//! and what lets the executor keep answering `-BUSY` to everyone while a script
+//! runs too long.
+//!
+//! The listen socket has Redis's `tcp-backlog` (511), so thousands of clients
+//! connecting at once are queued by the kernel rather than refused.
 
 mod connection;
 mod executor;
-mod pubsub;
 mod resp;
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener as StdListener};
-use std::sync::mpsc;
+use std::os::fd::AsRawFd;
+use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use crate::executor::Job;
+use crate::executor::{Job, SharedLimits};
 
-pub use resp::{parse_command, Parsed};
+pub use resp::{parse_all, split_args, ProtocolError, RequestParser};
+
+/// Redis's default `tcp-backlog`.
+pub const TCP_BACKLOG: i32 = 511;
 
 /// A running listener. Dropping it stops accepting, closes the executor and joins
 /// both threads.
@@ -35,13 +44,20 @@ impl CoreListener {
     /// Starts on 127.0.0.1, on `port` or on a free port when `port` is 0.
     pub fn start(port: u16) -> io::Result<CoreListener> {
         let std_listener = StdListener::bind((Ipv4Addr::LOCALHOST, port))?;
+        // std listens with a backlog of 128; listen() again raises it.
+        // SAFETY: a valid listening socket descriptor we own.
+        if unsafe { libc::listen(std_listener.as_raw_fd(), TCP_BACKLOG) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
         std_listener.set_nonblocking(true)?;
         let addr = std_listener.local_addr()?;
 
+        let limits = Arc::new(SharedLimits::default());
         let (jobs_tx, jobs_rx) = mpsc::channel::<Job>();
+        let exec_limits = limits.clone();
         let exec_thread = std::thread::Builder::new()
             .name("core-executor".into())
-            .spawn(move || executor::execute_jobs(jobs_rx))?;
+            .spawn(move || executor::execute_jobs(jobs_rx, exec_limits))?;
 
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -51,9 +67,11 @@ impl CoreListener {
             .name("core-io".into())
             .spawn(move || {
                 runtime.block_on(async move {
-                    let listener = TcpListener::from_std(std_listener).expect("listener");
+                    let Ok(listener) = TcpListener::from_std(std_listener) else {
+                        return;
+                    };
                     tokio::select! {
-                        _ = accept_loop(listener, jobs_tx) => {}
+                        _ = accept_loop(listener, jobs_tx, limits) => {}
                         _ = shutdown_rx => {}
                     }
                 });
@@ -74,6 +92,11 @@ impl CoreListener {
     pub fn url(&self) -> String {
         format!("redis://{}/", self.addr)
     }
+
+    /// Whether the executor stopped (SHUTDOWN NOSAVE during a busy script).
+    pub fn is_stopped(&self) -> bool {
+        self.exec_thread.as_ref().is_none_or(|t| t.is_finished())
+    }
 }
 
 impl Drop for CoreListener {
@@ -91,14 +114,40 @@ impl Drop for CoreListener {
     }
 }
 
-async fn accept_loop(listener: TcpListener, jobs: mpsc::Sender<Job>) {
+async fn accept_loop(listener: TcpListener, jobs: mpsc::Sender<Job>, limits: Arc<SharedLimits>) {
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
+        let (stream, _) = match listener.accept().await {
+            Ok(pair) => pair,
+            Err(_) => {
+                // Out of descriptors or similar: wait a little instead of spinning.
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                continue;
+            }
         };
         let jobs = jobs.clone();
+        let limits = limits.clone();
         tokio::spawn(async move {
-            let _ = connection::serve(stream, jobs).await;
+            let _ = connection::serve(stream, jobs, limits).await;
         });
+    }
+}
+
+/// The heap in use by the process, from glibc's allocator statistics (INFO's
+/// `used_memory` on the core).
+pub(crate) fn heap_probe() -> Option<fn() -> usize> {
+    fn in_use() -> usize {
+        // SAFETY: mallinfo2 only reads the allocator's counters.
+        let info = unsafe { libc::mallinfo2() };
+        info.uordblks + info.hblkhd
+    }
+    Some(in_use)
+}
+
+/// Asks the allocator to return freed memory to the system (after a client with
+/// a large unsent buffer was dropped).
+pub(crate) fn give_memory_back() {
+    // SAFETY: malloc_trim is safe to call at any time.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }

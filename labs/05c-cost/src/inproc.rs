@@ -55,7 +55,7 @@ pub fn steps(
     let back = d.points_of(d.user).to_string();
     for op in inprocess::zset_ops("lb", &user, LO, HI, d.seed) {
         let t = inprocess::measure_op(&mut server, &op, WARMUP, CALLS)?;
-        server.call(&["ZADD", "lb", &back, &user]);
+        server.cmd(&["ZADD", "lb", &back, &user]);
         let key = format!("ip-{}", op.name);
         core.put(&key, format!("{t}, mean {:.0} ns", t.mean_ns));
         if let Some(&(us, calls)) = redis.get(op.name) {

@@ -11,13 +11,17 @@
 
 use super::bitmap::{bit_offset, writable_bits};
 use super::string::lookup;
-use super::{spec, Args, CommandSpec, Server};
+use super::{flags::*, Args, CommandSpec, Server};
 use crate::bitmap::{self, Overflow};
 use crate::reply::{errors, Reply};
 
 pub const COMMANDS: &[CommandSpec] = &[
-    spec("bitfield", -2, bitfield),
-    spec("bitfield_ro", -2, bitfield_ro),
+    CommandSpec::legacy("bitfield", -2, bitfield)
+        .flags(WRITE | DENYOOM)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("bitfield_ro", -2, bitfield_ro)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
 ];
 
 const TYPE_ERROR: &str =
@@ -182,28 +186,28 @@ mod tests {
             ("SAT", Reply::Integer(127)),
             ("FAIL", Reply::Nil),
         ] {
-            s.call(&["BITFIELD", "p", "SET", "u7", "#3", "120"]);
+            s.cmd(&["BITFIELD", "p", "SET", "u7", "#3", "120"]);
             assert_eq!(
-                s.call(&["BITFIELD", "p", "OVERFLOW", mode, "INCRBY", "u7", "#3", "10"]),
+                s.cmd(&["BITFIELD", "p", "OVERFLOW", mode, "INCRBY", "u7", "#3", "10"]),
                 arr(vec![want])
             );
         }
         assert_eq!(
-            s.call(&["BITFIELD_RO", "p", "GET", "u7", "#3"]),
+            s.cmd(&["BITFIELD_RO", "p", "GET", "u7", "#3"]),
             arr(vec![Reply::Integer(120)])
         );
         assert_eq!(
-            s.call(&["BITFIELD_RO", "p", "SET", "u7", "0", "1"]),
+            s.cmd(&["BITFIELD_RO", "p", "SET", "u7", "0", "1"]),
             Reply::error("ERR BITFIELD_RO only supports the GET subcommand")
         );
         assert_eq!(
-            s.call(&["BITFIELD", "p", "GET", "u64", "0"]),
+            s.cmd(&["BITFIELD", "p", "GET", "u64", "0"]),
             Reply::error("ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.")
         );
         assert_eq!(
-            s.call(&["BITFIELD", "p", "OVERFLOW", "X"]),
+            s.cmd(&["BITFIELD", "p", "OVERFLOW", "X"]),
             Reply::error("ERR Invalid OVERFLOW type specified")
         );
-        assert_eq!(s.call(&["BITFIELD", "none"]), arr(vec![]));
+        assert_eq!(s.cmd(&["BITFIELD", "none"]), arr(vec![]));
     }
 }

@@ -15,7 +15,7 @@
 //!   destination when every source is empty or missing; it drops the TTL.
 
 use super::string::{lookup, store, unshare};
-use super::{spec, Args, CommandSpec, Server};
+use super::{flags::*, Args, CommandSpec, Server};
 use crate::bitmap::{self, BitOp};
 use crate::keyspace::Value;
 use crate::reply::{errors, Reply};
@@ -23,11 +23,21 @@ use crate::sds::Sds;
 use crate::strings::{ArgObject, PROTO_MAX_BULK_LEN};
 
 pub const COMMANDS: &[CommandSpec] = &[
-    spec("setbit", 4, setbit),
-    spec("getbit", 3, getbit),
-    spec("bitcount", -2, bitcount),
-    spec("bitpos", -3, bitpos),
-    spec("bitop", -4, bitop),
+    CommandSpec::legacy("setbit", 4, setbit)
+        .flags(WRITE | DENYOOM)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("getbit", 3, getbit)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("bitcount", -2, bitcount)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("bitpos", -3, bitpos)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("bitop", -4, bitop)
+        .flags(WRITE | DENYOOM)
+        .keys(2, -1, 1),
 ];
 
 const OFFSET_ERROR: &str = "ERR bit offset is not an integer or out of range";
@@ -268,24 +278,24 @@ mod tests {
     #[test]
     fn setbit_far_out_costs_what_the_article_says() {
         let mut s = Server::new();
-        assert_eq!(s.call(&["SETBIT", "bm:sparse", "10000000", "1"]), int(0));
+        assert_eq!(s.cmd(&["SETBIT", "bm:sparse", "10000000", "1"]), int(0));
         assert_eq!(
-            s.call(&["MEMORY", "USAGE", "bm:sparse"]),
+            s.cmd(&["MEMORY", "USAGE", "bm:sparse"]),
             int(1_310_720 + 32)
         );
-        assert_eq!(s.call(&["STRLEN", "bm:sparse"]), int(1_250_001));
+        assert_eq!(s.cmd(&["STRLEN", "bm:sparse"]), int(1_250_001));
         assert_eq!(
-            s.call(&["OBJECT", "ENCODING", "bm:sparse"]),
+            s.cmd(&["OBJECT", "ENCODING", "bm:sparse"]),
             Reply::bulk("raw")
         );
-        assert_eq!(s.call(&["GETBIT", "bm:sparse", "10000000"]), int(1));
-        assert_eq!(s.call(&["BITCOUNT", "bm:sparse"]), int(1));
-        assert_eq!(s.call(&["BITPOS", "bm:sparse", "1"]), int(10_000_000));
+        assert_eq!(s.cmd(&["GETBIT", "bm:sparse", "10000000"]), int(1));
+        assert_eq!(s.cmd(&["BITCOUNT", "bm:sparse"]), int(1));
+        assert_eq!(s.cmd(&["BITPOS", "bm:sparse", "1"]), int(10_000_000));
         let err = Reply::error("ERR bit offset is not an integer or out of range");
-        assert_eq!(s.call(&["SETBIT", "k", "4294967296", "1"]), err);
-        assert_eq!(s.call(&["SETBIT", "k", "-1", "1"]), err);
+        assert_eq!(s.cmd(&["SETBIT", "k", "4294967296", "1"]), err);
+        assert_eq!(s.cmd(&["SETBIT", "k", "-1", "1"]), err);
         assert_eq!(
-            s.call(&["SETBIT", "k", "1", "2"]),
+            s.cmd(&["SETBIT", "k", "1", "2"]),
             Reply::error("ERR bit is not an integer or out of range")
         );
     }
@@ -293,23 +303,23 @@ mod tests {
     #[test]
     fn ranges_and_bitop_rules() {
         let mut s = Server::new();
-        s.call(&["SET", "k", "foobar"]);
-        assert_eq!(s.call(&["BITCOUNT", "k"]), int(26));
-        assert_eq!(s.call(&["BITCOUNT", "k", "1", "1"]), int(6));
-        assert_eq!(s.call(&["BITCOUNT", "k", "5", "30", "BIT"]), int(17));
-        assert_eq!(s.call(&["BITPOS", "k", "0"]), int(0));
-        s.call(&["SET", "m", "\u{7f}"]);
-        assert_eq!(s.call(&["BITPOS", "m", "1", "0", "-1", "BIT"]), int(1));
+        s.cmd(&["SET", "k", "foobar"]);
+        assert_eq!(s.cmd(&["BITCOUNT", "k"]), int(26));
+        assert_eq!(s.cmd(&["BITCOUNT", "k", "1", "1"]), int(6));
+        assert_eq!(s.cmd(&["BITCOUNT", "k", "5", "30", "BIT"]), int(17));
+        assert_eq!(s.cmd(&["BITPOS", "k", "0"]), int(0));
+        s.cmd(&["SET", "m", "\u{7f}"]);
+        assert_eq!(s.cmd(&["BITPOS", "m", "1", "0", "-1", "BIT"]), int(1));
         assert_eq!(
-            s.call(&["BITOP", "NOT", "d", "k", "m"]),
+            s.cmd(&["BITOP", "NOT", "d", "k", "m"]),
             Reply::error("ERR BITOP NOT must be called with a single source key.")
         );
         assert_eq!(
-            s.call(&["BITOP", "andor", "d", "k"]),
+            s.cmd(&["BITOP", "andor", "d", "k"]),
             Reply::error("ERR BITOP ANDOR must be called with at least two source keys.")
         );
-        assert_eq!(s.call(&["BITOP", "ONE", "d", "k", "m"]), int(6));
-        assert_eq!(s.call(&["BITOP", "AND", "d", "none"]), int(0));
-        assert_eq!(s.call(&["EXISTS", "d"]), int(0));
+        assert_eq!(s.cmd(&["BITOP", "ONE", "d", "k", "m"]), int(6));
+        assert_eq!(s.cmd(&["BITOP", "AND", "d", "none"]), int(0));
+        assert_eq!(s.cmd(&["EXISTS", "d"]), int(0));
     }
 }

@@ -10,11 +10,11 @@
 //! non-cluster Redis answers KEYSLOT with the "disabled" error too; the core
 //! deliberately does not.)
 
-use super::{spec, unknown_subcommand, Args, CommandSpec, Server};
+use super::{unknown_subcommand, Args, CommandSpec, Server};
 use crate::cluster_slot::key_slot;
 use crate::reply::{errors, Reply};
 
-pub const COMMANDS: &[CommandSpec] = &[spec("cluster", -2, cluster)];
+pub const COMMANDS: &[CommandSpec] = &[CommandSpec::legacy("cluster", -2, cluster)];
 
 /// Redis 8.6.3's CLUSTER subcommands and their arities (from its command table).
 const SUBCOMMANDS: &[(&str, i32)] = &[
@@ -75,15 +75,12 @@ mod tests {
     #[test]
     fn keyslot_answers_like_a_cluster_node() {
         let mut s = Server::new();
+        assert_eq!(s.cmd(&["CLUSTER", "KEYSLOT", "foo"]), Reply::Integer(12182));
         assert_eq!(
-            s.call(&["CLUSTER", "KEYSLOT", "foo"]),
-            Reply::Integer(12182)
-        );
-        assert_eq!(
-            s.call(&["cluster", "keyslot", "leaderboard:{global}:all"]),
+            s.cmd(&["cluster", "keyslot", "leaderboard:{global}:all"]),
             Reply::Integer(10408)
         );
-        assert_eq!(s.call(&["CLUSTER", "KEYSLOT", ""]), Reply::Integer(0));
+        assert_eq!(s.cmd(&["CLUSTER", "KEYSLOT", ""]), Reply::Integer(0));
     }
 
     #[test]
@@ -91,27 +88,27 @@ mod tests {
         let mut s = Server::new();
         let err = |t: &str| Reply::error(t);
         assert_eq!(
-            s.call(&["CLUSTER", "INFO"]),
+            s.cmd(&["CLUSTER", "INFO"]),
             err("ERR This instance has cluster support disabled")
         );
         assert_eq!(
-            s.call(&["CLUSTER", "SLOT-STATS", "SLOTSRANGE", "0", "1"]),
+            s.cmd(&["CLUSTER", "SLOT-STATS", "SLOTSRANGE", "0", "1"]),
             err("ERR This instance has cluster support disabled")
         );
         assert_eq!(
-            s.call(&["CLUSTER", "KEYSLOT"]),
+            s.cmd(&["CLUSTER", "KEYSLOT"]),
             err("ERR wrong number of arguments for 'cluster|keyslot' command")
         );
         assert_eq!(
-            s.call(&["CLUSTER", "INFO", "x"]),
+            s.cmd(&["CLUSTER", "INFO", "x"]),
             err("ERR wrong number of arguments for 'cluster|info' command")
         );
         assert_eq!(
-            s.call(&["CLUSTER", "FOO"]),
+            s.cmd(&["CLUSTER", "FOO"]),
             err("ERR unknown subcommand 'FOO'. Try CLUSTER HELP.")
         );
         assert_eq!(
-            s.call(&["CLUSTER"]),
+            s.cmd(&["CLUSTER"]),
             err("ERR wrong number of arguments for 'cluster' command")
         );
     }

@@ -21,7 +21,7 @@
 
 use super::string::{lookup, store};
 use super::string_args::invalid_expire;
-use super::{spec, Args, CommandSpec, Server};
+use super::{flags::*, Args, CommandSpec, Server};
 use crate::keyspace::{now_ms, Value};
 use crate::ldouble::LongDouble;
 use crate::num::parse_i64;
@@ -29,12 +29,22 @@ use crate::reply::{errors, Reply};
 use crate::strings::{ArgObject, StringValue};
 
 pub const COMMANDS: &[CommandSpec] = &[
-    spec("incr", 2, incr),
-    spec("decr", 2, decr),
-    spec("incrby", 3, incrby),
-    spec("decrby", 3, decrby),
-    spec("incrbyfloat", 3, incrbyfloat),
-    spec("increx", -2, increx),
+    CommandSpec::legacy("incr", 2, incr)
+        .flags(WRITE | DENYOOM | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("decr", 2, decr)
+        .flags(WRITE | DENYOOM | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("incrby", 3, incrby)
+        .flags(WRITE | DENYOOM | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("decrby", 3, decrby)
+        .flags(WRITE | DENYOOM | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("incrbyfloat", 3, incrbyfloat)
+        .flags(WRITE | DENYOOM | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("increx", -2, increx),
 ];
 
 const NAN_OR_INF: &str = "ERR increment would produce NaN or Infinity";
@@ -336,55 +346,55 @@ mod tests {
     #[test]
     fn integer_errors_read_like_redis() {
         let mut s = Server::new();
-        s.call(&["SET", "abc", "abc"]);
+        s.cmd(&["SET", "abc", "abc"]);
         let not_int = Reply::error("ERR value is not an integer or out of range");
-        assert_eq!(s.call(&["INCR", "abc"]), not_int);
-        s.call(&["SET", "max", "9223372036854775807"]);
+        assert_eq!(s.cmd(&["INCR", "abc"]), not_int);
+        s.cmd(&["SET", "max", "9223372036854775807"]);
         assert_eq!(
-            s.call(&["INCR", "max"]),
+            s.cmd(&["INCR", "max"]),
             Reply::error("ERR increment or decrement would overflow")
         );
-        s.call(&["SET", "f", "1.5"]);
-        assert_eq!(s.call(&["INCRBY", "f", "1"]), not_int);
+        s.cmd(&["SET", "f", "1.5"]);
+        assert_eq!(s.cmd(&["INCRBY", "f", "1"]), not_int);
         assert_eq!(
-            s.call(&["DECRBY", "x", "-9223372036854775808"]),
+            s.cmd(&["DECRBY", "x", "-9223372036854775808"]),
             Reply::error("ERR decrement would overflow")
         );
-        assert_eq!(s.call(&["INCRBY", "x", " 1"]), not_int);
-        assert_eq!(s.call(&["DECR", "n"]), Reply::Integer(-1));
+        assert_eq!(s.cmd(&["INCRBY", "x", " 1"]), not_int);
+        assert_eq!(s.cmd(&["DECR", "n"]), Reply::Integer(-1));
     }
 
     #[test]
     fn incrbyfloat_the_articles_cases() {
         let mut s = Server::new();
         for _ in 0..10 {
-            s.call(&["INCRBYFLOAT", "a", "0.1"]);
+            s.cmd(&["INCRBYFLOAT", "a", "0.1"]);
         }
-        assert_eq!(s.call(&["GET", "a"]), Reply::bulk("1"));
-        s.call(&["SET", "b", "1e16"]);
+        assert_eq!(s.cmd(&["GET", "a"]), Reply::bulk("1"));
+        s.cmd(&["SET", "b", "1e16"]);
         assert_eq!(
-            s.call(&["INCRBYFLOAT", "b", "1.5"]),
+            s.cmd(&["INCRBYFLOAT", "b", "1.5"]),
             Reply::bulk("10000000000000001.5")
         );
-        s.call(&["SET", "c", "1e20"]);
+        s.cmd(&["SET", "c", "1e20"]);
         assert_eq!(
-            s.call(&["INCRBYFLOAT", "c", "1"]),
+            s.cmd(&["INCRBYFLOAT", "c", "1"]),
             Reply::bulk("100000000000000000000")
         );
         for _ in 0..1000 {
-            s.call(&["INCRBYFLOAT", "m", "19999.99"]);
+            s.cmd(&["INCRBYFLOAT", "m", "19999.99"]);
         }
         assert_eq!(
-            s.call(&["GET", "m"]),
+            s.cmd(&["GET", "m"]),
             Reply::bulk("19999989.999999999829015")
         );
-        assert_eq!(s.call(&["OBJECT", "ENCODING", "a"]), Reply::bulk("embstr"));
+        assert_eq!(s.cmd(&["OBJECT", "ENCODING", "a"]), Reply::bulk("embstr"));
         assert_eq!(
-            s.call(&["INCRBYFLOAT", "a", "inf"]),
+            s.cmd(&["INCRBYFLOAT", "a", "inf"]),
             Reply::error("ERR increment would produce NaN or Infinity")
         );
         assert_eq!(
-            s.call(&["INCRBYFLOAT", "a", "x"]),
+            s.cmd(&["INCRBYFLOAT", "a", "x"]),
             Reply::error("ERR value is not a valid float")
         );
     }
@@ -396,68 +406,68 @@ mod tests {
             "INCREX", "rl:u1", "BYINT", "1", "UBOUND", "5", "EX", "60", "ENX",
         ];
         for i in 1..=5 {
-            assert_eq!(s.call(&limiter), pair(i, 1));
+            assert_eq!(s.cmd(&limiter), pair(i, 1));
         }
-        assert_eq!(s.call(&limiter), pair(5, 0));
-        assert_eq!(s.call(&["TTL", "rl:u1"]), Reply::Integer(60));
-        s.call(&["EXPIRE", "rl:u1", "30"]);
-        s.call(&["SET", "rl:u2", "0", "EX", "30"]);
-        s.call(&["INCREX", "rl:u2", "BYINT", "1", "EX", "60", "ENX"]);
-        assert_eq!(s.call(&["TTL", "rl:u2"]), Reply::Integer(30));
-        s.call(&["INCREX", "rl:u2", "BYINT", "1", "EX", "60"]);
-        assert_eq!(s.call(&["TTL", "rl:u2"]), Reply::Integer(60));
+        assert_eq!(s.cmd(&limiter), pair(5, 0));
+        assert_eq!(s.cmd(&["TTL", "rl:u1"]), Reply::Integer(60));
+        s.cmd(&["EXPIRE", "rl:u1", "30"]);
+        s.cmd(&["SET", "rl:u2", "0", "EX", "30"]);
+        s.cmd(&["INCREX", "rl:u2", "BYINT", "1", "EX", "60", "ENX"]);
+        assert_eq!(s.cmd(&["TTL", "rl:u2"]), Reply::Integer(30));
+        s.cmd(&["INCREX", "rl:u2", "BYINT", "1", "EX", "60"]);
+        assert_eq!(s.cmd(&["TTL", "rl:u2"]), Reply::Integer(60));
 
-        s.call(&["SET", "c", "99"]);
+        s.cmd(&["SET", "c", "99"]);
         assert_eq!(
-            s.call(&["INCREX", "c", "BYINT", "5", "UBOUND", "100"]),
+            s.cmd(&["INCREX", "c", "BYINT", "5", "UBOUND", "100"]),
             pair(99, 0)
         );
         assert_eq!(
-            s.call(&["INCREX", "c", "BYINT", "5", "UBOUND", "100", "SATURATE"]),
+            s.cmd(&["INCREX", "c", "BYINT", "5", "UBOUND", "100", "SATURATE"]),
             pair(100, 1)
         );
-        s.call(&["SET", "stock", "2"]);
+        s.cmd(&["SET", "stock", "2"]);
         let take = ["INCREX", "stock", "BYINT", "-1", "LBOUND", "0"];
-        assert_eq!(s.call(&take), pair(1, -1));
-        assert_eq!(s.call(&take), pair(0, -1));
-        assert_eq!(s.call(&take), pair(0, 0));
-        s.call(&["INCREX", "fresh"]);
-        assert_eq!(s.call(&["TTL", "fresh"]), Reply::Integer(-1));
-        assert_eq!(s.call(&["GET", "fresh"]), Reply::bulk("1"));
+        assert_eq!(s.cmd(&take), pair(1, -1));
+        assert_eq!(s.cmd(&take), pair(0, -1));
+        assert_eq!(s.cmd(&take), pair(0, 0));
+        s.cmd(&["INCREX", "fresh"]);
+        assert_eq!(s.cmd(&["TTL", "fresh"]), Reply::Integer(-1));
+        assert_eq!(s.cmd(&["GET", "fresh"]), Reply::bulk("1"));
     }
 
     #[test]
     fn increx_floats_bounds_and_errors() {
         let mut s = Server::new();
         assert_eq!(
-            s.call(&["INCREX", "f", "BYFLOAT", "1.5"]),
+            s.cmd(&["INCREX", "f", "BYFLOAT", "1.5"]),
             Reply::Array(vec![Reply::bulk("1.5"), Reply::bulk("1.5")])
         );
         assert_eq!(
-            s.call(&["INCREX", "f", "BYFLOAT", "1", "UBOUND", "2", "SATURATE"]),
+            s.cmd(&["INCREX", "f", "BYFLOAT", "1", "UBOUND", "2", "SATURATE"]),
             Reply::Array(vec![Reply::bulk("2"), Reply::bulk("0.5")])
         );
         assert_eq!(
-            s.call(&["INCREX", "f", "BYFLOAT", "1", "UBOUND", "2"]),
+            s.cmd(&["INCREX", "f", "BYFLOAT", "1", "UBOUND", "2"]),
             Reply::Array(vec![Reply::bulk("2"), Reply::bulk("0")])
         );
         // A rejected increment on a missing key does not create it.
         assert_eq!(
-            s.call(&["INCREX", "none", "BYINT", "5", "UBOUND", "1", "EX", "10"]),
+            s.cmd(&["INCREX", "none", "BYINT", "5", "UBOUND", "1", "EX", "10"]),
             pair(0, 0)
         );
-        assert_eq!(s.call(&["EXISTS", "none"]), Reply::Integer(0));
+        assert_eq!(s.cmd(&["EXISTS", "none"]), Reply::Integer(0));
         let syntax = Reply::error("ERR syntax error");
-        assert_eq!(s.call(&["INCREX", "k", "ENX"]), syntax);
-        assert_eq!(s.call(&["INCREX", "k", "PERSIST", "EX", "1"]), syntax);
-        assert_eq!(s.call(&["INCREX", "k", "BYINT"]), syntax);
-        s.call(&["SET", "f", "1.5"]);
+        assert_eq!(s.cmd(&["INCREX", "k", "ENX"]), syntax);
+        assert_eq!(s.cmd(&["INCREX", "k", "PERSIST", "EX", "1"]), syntax);
+        assert_eq!(s.cmd(&["INCREX", "k", "BYINT"]), syntax);
+        s.cmd(&["SET", "f", "1.5"]);
         assert_eq!(
-            s.call(&["INCREX", "f", "BYINT", "1"]),
+            s.cmd(&["INCREX", "f", "BYINT", "1"]),
             Reply::error("ERR value is not an integer or out of range")
         );
-        s.call(&["SET", "p", "1", "EX", "100"]);
-        s.call(&["INCREX", "p", "PERSIST"]);
-        assert_eq!(s.call(&["TTL", "p"]), Reply::Integer(-1));
+        s.cmd(&["SET", "p", "1", "EX", "100"]);
+        s.cmd(&["INCREX", "p", "PERSIST"]);
+        assert_eq!(s.cmd(&["TTL", "p"]), Reply::Integer(-1));
     }
 }

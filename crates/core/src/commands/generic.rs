@@ -1,94 +1,66 @@
-//! Connection, server and key commands that every lab needs.
+//! Keyspace commands: DBSIZE, FLUSHALL/FLUSHDB, DEL/UNLINK, EXISTS, TYPE, the
+//! EXPIRE family, TTL/PTTL and PERSIST (db.c, expire.c).
 
-use super::{spec, Args, CommandSpec, Server};
+use super::{flags::*, Args, CommandSpec, Server};
 use crate::keyspace::now_ms;
 use crate::reply::{errors, Reply};
 
 pub const COMMANDS: &[CommandSpec] = &[
-    spec("ping", -1, ping),
-    spec("echo", 2, echo),
-    spec("select", 2, select),
-    spec("client", -2, client),
-    spec("command", -1, command),
-    spec("info", -1, info),
-    spec("dbsize", 1, dbsize),
-    spec("flushall", -1, flush),
-    spec("flushdb", -1, flush),
-    spec("del", -2, del),
-    spec("unlink", -2, del),
-    spec("exists", -2, exists),
-    spec("type", 2, type_of),
-    spec("expire", -3, expire),
-    spec("pexpire", -3, pexpire),
-    spec("expireat", -3, expireat),
-    spec("pexpireat", -3, pexpireat),
-    spec("ttl", 2, ttl),
-    spec("pttl", 2, pttl),
-    spec("persist", 2, persist),
+    CommandSpec::legacy("dbsize", 1, dbsize).flags(READONLY | FAST),
+    CommandSpec::legacy("flushall", -1, flush).flags(WRITE),
+    CommandSpec::legacy("flushdb", -1, flush).flags(WRITE),
+    CommandSpec::legacy("del", -2, del)
+        .flags(WRITE)
+        .keys(1, -1, 1),
+    CommandSpec::legacy("unlink", -2, del)
+        .flags(WRITE | FAST)
+        .keys(1, -1, 1),
+    CommandSpec::legacy("exists", -2, exists)
+        .flags(READONLY | FAST)
+        .keys(1, -1, 1),
+    CommandSpec::legacy("type", 2, type_of)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("expire", -3, expire)
+        .flags(WRITE | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("pexpire", -3, pexpire)
+        .flags(WRITE | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("expireat", -3, expireat)
+        .flags(WRITE | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("pexpireat", -3, pexpireat)
+        .flags(WRITE | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("ttl", 2, ttl)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("pttl", 2, pttl)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("persist", 2, persist)
+        .flags(WRITE | FAST)
+        .keys(1, 1, 1),
 ];
-
-pub fn ping(_: &mut Server, a: &Args) -> Reply {
-    match a.len() {
-        1 => Reply::Status("PONG".into()),
-        2 => Reply::bulk(a.bytes(1)),
-        _ => Reply::error(errors::arity("ping")),
-    }
-}
-
-pub fn echo(_: &mut Server, a: &Args) -> Reply {
-    Reply::bulk(a.bytes(1))
-}
-
-/// The core has one database; SELECT 0 is accepted so clients that send it work.
-pub fn select(_: &mut Server, a: &Args) -> Reply {
-    match a.int(1) {
-        Ok(0) => Reply::ok(),
-        Ok(_) => Reply::error("ERR DB index is out of range"),
-        Err(_) => Reply::error(errors::NOT_INTEGER),
-    }
-}
-
-/// Clients announce themselves with CLIENT SETNAME / SETINFO; the core accepts and
-/// forgets.
-pub fn client(_: &mut Server, a: &Args) -> Reply {
-    if a.is(1, "setname") || a.is(1, "setinfo") {
-        Reply::ok()
-    } else if a.is(1, "getname") {
-        Reply::Nil
-    } else {
-        let sub = String::from_utf8_lossy(a.bytes(1));
-        Reply::error(format!("ERR unknown subcommand '{sub}'. Try CLIENT HELP."))
-    }
-}
-
-/// redis-cli asks for command docs at start-up; an empty answer makes it skip hints.
-pub fn command(_: &mut Server, _: &Args) -> Reply {
-    Reply::Array(Vec::new())
-}
-
-/// The `# Server` section. `redis_version` names the release whose replies the core
-/// reproduces byte for byte (8.6.3, the server the labs compare with; the Lua
-/// `redis.REDIS_VERSION` says the same); `redislab_core_extras` lists the 8.8
-/// features it adds; `redislab_core_version` is this crate's own version.
-pub fn info(s: &mut Server, _: &Args) -> Reply {
-    let text = format!(
-        "# Server\r\nredis_version:8.6.3\r\nredislab_core_version:{}\r\nredislab_core_extras:INCREX,AGGREGATE COUNT (Redis 8.8)\r\nredis_mode:standalone\r\n\r\n# Keyspace\r\ndb0:keys={},expires={}\r\n",
-        crate::CORE_VERSION,
-        s.keyspace.len(),
-        s.keyspace.volatile_len()
-    );
-    Reply::bulk(text)
-}
 
 pub fn dbsize(s: &mut Server, _: &Args) -> Reply {
     Reply::Integer(s.keyspace.len() as i64)
 }
 
+/// FLUSHALL empties every database, FLUSHDB the selected one (SYNC and ASYNC
+/// do the same here: the core frees memory at once either way).
 pub fn flush(s: &mut Server, a: &Args) -> Reply {
     if a.len() > 2 || (a.len() == 2 && !a.is(1, "sync") && !a.is(1, "async")) {
         return Reply::error(errors::SYNTAX);
     }
-    s.keyspace.clear();
+    if a.is(0, "flushall") {
+        for db in 0..crate::server::DATABASES {
+            s.db_mut(db).clear();
+        }
+    } else {
+        s.keyspace.clear();
+    }
     Reply::ok()
 }
 

@@ -11,22 +11,42 @@
 
 use super::geo_search;
 use super::zset::read;
-use super::{spec, Args, CommandSpec, Server};
+use super::{flags::*, Args, CommandSpec, Server};
 use crate::geo::distance::{distance, format_distance};
 use crate::geo::geohash;
 use crate::reply::{errors, Reply};
 
 pub const COMMANDS: &[CommandSpec] = &[
-    spec("geoadd", -5, geoadd),
-    spec("geopos", -2, geopos),
-    spec("geohash", -2, geohash_cmd),
-    spec("geodist", -4, geodist),
-    spec("georadius", -6, geo_search::georadius),
-    spec("georadius_ro", -6, geo_search::georadius_ro),
-    spec("georadiusbymember", -5, geo_search::georadiusbymember),
-    spec("georadiusbymember_ro", -5, geo_search::georadiusbymember_ro),
-    spec("geosearch", -7, geo_search::geosearch),
-    spec("geosearchstore", -8, geo_search::geosearchstore),
+    CommandSpec::legacy("geoadd", -5, geoadd)
+        .flags(WRITE | DENYOOM)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("geopos", -2, geopos)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("geohash", -2, geohash_cmd)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("geodist", -4, geodist)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("georadius", -6, geo_search::georadius)
+        .flags(WRITE | DENYOOM | MOVABLE_KEYS)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("georadius_ro", -6, geo_search::georadius_ro)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("georadiusbymember", -5, geo_search::georadiusbymember)
+        .flags(WRITE | DENYOOM | MOVABLE_KEYS)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("georadiusbymember_ro", -5, geo_search::georadiusbymember_ro)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("geosearch", -7, geo_search::geosearch)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("geosearchstore", -8, geo_search::geosearchstore)
+        .flags(WRITE | DENYOOM)
+        .keys(1, 2, 1),
 ];
 
 /// `extractLongLatOrReply`: two doubles (both parsed before either is checked),
@@ -154,24 +174,24 @@ mod tests {
     fn article_rows() {
         let mut s = Server::new();
         assert_eq!(
-            s.call(&["GEOADD", "shops", "105.8542", "21.0285", "hoan-kiem"]),
+            s.cmd(&["GEOADD", "shops", "105.8542", "21.0285", "hoan-kiem"]),
             Reply::Integer(1)
         );
-        assert_eq!(s.call(&["TYPE", "shops"]), Reply::Status("zset".into()));
+        assert_eq!(s.cmd(&["TYPE", "shops"]), Reply::Status("zset".into()));
         assert_eq!(
-            s.call(&["ZSCORE", "shops", "hoan-kiem"]),
-            Reply::bulk("3973593206939046")
+            s.cmd(&["ZSCORE", "shops", "hoan-kiem"]),
+            Reply::Double(3973593206939046.0)
         );
         assert_eq!(
-            s.call(&["GEOHASH", "shops", "hoan-kiem", "nope"]),
+            s.cmd(&["GEOHASH", "shops", "hoan-kiem", "nope"]),
             Reply::Array(vec![Reply::bulk("w7er8u0evs0"), Reply::Nil])
         );
         assert_eq!(
-            s.call(&["GEOPOS", "shops", "hoan-kiem", "nope"]),
+            s.cmd(&["GEOPOS", "shops", "hoan-kiem", "nope"]),
             Reply::Array(vec![
                 Reply::Array(vec![
-                    Reply::bulk("105.85420221090317"),
-                    Reply::bulk("21.028499185602875")
+                    Reply::Double(105.85420221090317),
+                    Reply::Double(21.028499185602875)
                 ]),
                 Reply::NilArray
             ])
@@ -182,19 +202,19 @@ mod tests {
     fn swapped_coordinates() {
         let mut s = Server::new();
         assert_eq!(
-            s.call(&["GEOADD", "shops", "21.0285", "105.8542", "x"]),
+            s.cmd(&["GEOADD", "shops", "21.0285", "105.8542", "x"]),
             Reply::error("ERR invalid longitude,latitude pair 21.028500,105.854200")
         );
         assert_eq!(
-            s.call(&["GEOADD", "shops", "48.8566", "2.3522", "paris"]),
+            s.cmd(&["GEOADD", "shops", "48.8566", "2.3522", "paris"]),
             Reply::Integer(1)
         );
         assert_eq!(
-            s.call(&["GEOADD", "shops", "105", "86", "y"]),
+            s.cmd(&["GEOADD", "shops", "105", "86", "y"]),
             Reply::error("ERR invalid longitude,latitude pair 105.000000,86.000000")
         );
         assert_eq!(
-            s.call(&["GEOADD", "shops", "NX", "XX", "1", "2", "z"]),
+            s.cmd(&["GEOADD", "shops", "NX", "XX", "1", "2", "z"]),
             Reply::error("ERR syntax error")
         );
     }
@@ -202,7 +222,7 @@ mod tests {
     #[test]
     fn geodist_hanoi_saigon() {
         let mut s = Server::new();
-        s.call(&[
+        s.cmd(&[
             "GEOADD",
             "shops",
             "105.8542",
@@ -212,13 +232,13 @@ mod tests {
             "10.7769",
             "quan-1",
         ]);
-        let Reply::Bulk(m) = s.call(&["GEODIST", "shops", "hoan-kiem", "quan-1"]) else {
+        let Reply::Bulk(m) = s.cmd(&["GEODIST", "shops", "hoan-kiem", "quan-1"]) else {
             panic!()
         };
         let m: f64 = String::from_utf8(m).unwrap().parse().unwrap();
         assert!((m - 1_143_827.0).abs() < 1.0, "{m}");
         assert_eq!(
-            s.call(&["GEODIST", "shops", "hoan-kiem", "quan-1", "parsec"]),
+            s.cmd(&["GEODIST", "shops", "hoan-kiem", "quan-1", "parsec"]),
             Reply::error("ERR unsupported unit provided. please use M, KM, FT, MI")
         );
     }

@@ -1,21 +1,37 @@
 //! Hash commands, enough for the labs: HSET/HMSET, HGET, HLEN, HDEL, HEXISTS,
 //! HGETALL and HRANDFIELD (Redis's biased single draw on a dict).
 
-use super::{spec, Args, CommandSpec, Server};
+use super::{flags::*, Args, CommandSpec, Server};
 use crate::hash::Hash;
 use crate::keyspace::Value;
 use crate::reply::{errors, Reply};
 use crate::sampling;
 
 pub const COMMANDS: &[CommandSpec] = &[
-    spec("hset", -4, hset),
-    spec("hmset", -4, hset),
-    spec("hget", 3, hget),
-    spec("hlen", 2, hlen),
-    spec("hdel", -3, hdel),
-    spec("hexists", 3, hexists),
-    spec("hgetall", 2, hgetall),
-    spec("hrandfield", -2, hrandfield),
+    CommandSpec::legacy("hset", -4, hset)
+        .flags(WRITE | DENYOOM | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("hmset", -4, hset)
+        .flags(WRITE | DENYOOM | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("hget", 3, hget)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("hlen", 2, hlen)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("hdel", -3, hdel)
+        .flags(WRITE | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("hexists", 3, hexists)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("hgetall", 2, hgetall)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("hrandfield", -2, hrandfield)
+        .flags(READONLY)
+        .keys(1, 1, 1),
 ];
 
 fn read<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s mut Hash>, Reply> {

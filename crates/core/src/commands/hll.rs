@@ -11,7 +11,7 @@
 
 use std::borrow::Cow;
 
-use super::{spec, string, Args, CommandSpec, Server};
+use super::{flags::*, string, Args, CommandSpec, Server};
 use crate::hll::{self, dense, sparse, Encoding, HDR_SIZE, REGISTERS};
 use crate::keyspace::Value;
 use crate::reply::{errors, Reply};
@@ -19,11 +19,19 @@ use crate::sds::Sds;
 use crate::strings::{ArgObject, StringValue};
 
 pub const COMMANDS: &[CommandSpec] = &[
-    spec("pfadd", -2, pfadd),
-    spec("pfcount", -2, pfcount),
-    spec("pfmerge", -2, pfmerge),
-    spec("pfdebug", 3, pfdebug),
-    spec("pfselftest", 1, pfselftest),
+    CommandSpec::legacy("pfadd", -2, pfadd)
+        .flags(WRITE | DENYOOM | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("pfcount", -2, pfcount)
+        .flags(READONLY)
+        .keys(1, -1, 1),
+    CommandSpec::legacy("pfmerge", -2, pfmerge)
+        .flags(WRITE | DENYOOM)
+        .keys(1, -1, 1),
+    CommandSpec::legacy("pfdebug", 3, pfdebug)
+        .flags(WRITE | DENYOOM | ADMIN)
+        .keys(2, 2, 1),
+    CommandSpec::legacy("pfselftest", 1, pfselftest).flags(ADMIN),
 ];
 
 const NOT_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
@@ -291,23 +299,23 @@ mod tests {
     #[test]
     fn pfadd_pfcount_and_the_cache() {
         let mut s = Server::new();
-        assert_eq!(s.call(&["PFADD", "h"]), Reply::Integer(1));
-        assert_eq!(s.call(&["PFADD", "h"]), Reply::Integer(0));
-        assert_eq!(s.call(&["PFADD", "h", "a", "b", "c"]), Reply::Integer(1));
-        assert_eq!(s.call(&["PFADD", "h", "a"]), Reply::Integer(0));
-        let before = s.call(&["GET", "h"]);
+        assert_eq!(s.cmd(&["PFADD", "h"]), Reply::Integer(1));
+        assert_eq!(s.cmd(&["PFADD", "h"]), Reply::Integer(0));
+        assert_eq!(s.cmd(&["PFADD", "h", "a", "b", "c"]), Reply::Integer(1));
+        assert_eq!(s.cmd(&["PFADD", "h", "a"]), Reply::Integer(0));
+        let before = s.cmd(&["GET", "h"]);
         let Reply::Bulk(bytes) = &before else {
             panic!()
         };
         assert_eq!(hll::cached_count(bytes), None);
-        assert_eq!(s.call(&["PFCOUNT", "h"]), Reply::Integer(3));
-        let Reply::Bulk(bytes) = s.call(&["GET", "h"]) else {
+        assert_eq!(s.cmd(&["PFCOUNT", "h"]), Reply::Integer(3));
+        let Reply::Bulk(bytes) = s.cmd(&["GET", "h"]) else {
             panic!()
         };
         assert_eq!(hll::cached_count(&bytes), Some(3));
-        assert_eq!(s.call(&["PFCOUNT", "h", "nokey"]), Reply::Integer(3));
+        assert_eq!(s.cmd(&["PFCOUNT", "h", "nokey"]), Reply::Integer(3));
         assert_eq!(
-            s.call(&["PFDEBUG", "ENCODING", "h"]),
+            s.cmd(&["PFDEBUG", "ENCODING", "h"]),
             Reply::Status("sparse".into())
         );
     }
@@ -315,27 +323,27 @@ mod tests {
     #[test]
     fn errors_read_like_redis() {
         let mut s = Server::new();
-        s.call(&["SET", "str", "hello"]);
-        s.call(&["ZADD", "z", "1", "a"]);
-        assert_eq!(s.call(&["PFADD", "str", "x"]), Reply::error(NOT_HLL));
-        assert_eq!(s.call(&["PFCOUNT", "z"]), Reply::error(errors::WRONGTYPE));
+        s.cmd(&["SET", "str", "hello"]);
+        s.cmd(&["ZADD", "z", "1", "a"]);
+        assert_eq!(s.cmd(&["PFADD", "str", "x"]), Reply::error(NOT_HLL));
+        assert_eq!(s.cmd(&["PFCOUNT", "z"]), Reply::error(errors::WRONGTYPE));
         assert_eq!(
-            s.call(&["PFDEBUG", "GETREG", "nokey"]),
+            s.cmd(&["PFDEBUG", "GETREG", "nokey"]),
             Reply::error("ERR The specified key does not exist")
         );
-        s.call(&["PFADD", "h", "a"]);
+        s.cmd(&["PFADD", "h", "a"]);
         assert_eq!(
-            s.call(&["PFDEBUG", "Nope", "h"]),
+            s.cmd(&["PFDEBUG", "Nope", "h"]),
             Reply::error("ERR Unknown PFDEBUG subcommand 'Nope'")
         );
         // A sparse sketch with one ZERO opcode too many.
-        let Reply::Bulk(mut bytes) = s.call(&["GET", "h"]) else {
+        let Reply::Bulk(mut bytes) = s.cmd(&["GET", "h"]) else {
             panic!()
         };
         bytes.push(0);
-        s.execute(&[b"SET".to_vec(), b"bad".to_vec(), bytes]);
-        assert_eq!(s.call(&["PFCOUNT", "bad"]), Reply::error(CORRUPT));
-        assert_eq!(s.call(&["PFMERGE", "m", "bad"]), Reply::error(CORRUPT));
+        s.run(&[b"SET".to_vec(), b"bad".to_vec(), bytes]);
+        assert_eq!(s.cmd(&["PFCOUNT", "bad"]), Reply::error(CORRUPT));
+        assert_eq!(s.cmd(&["PFMERGE", "m", "bad"]), Reply::error(CORRUPT));
     }
 
     #[test]
@@ -345,21 +353,21 @@ mod tests {
         let mut argv = vec!["PFADD".to_string(), "dense".into()];
         argv.extend(many);
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-        s.call(&argv);
-        s.call(&["PFADD", "small", "a", "b"]);
-        assert_eq!(s.call(&["PFMERGE", "m1", "small"]), Reply::ok());
+        s.cmd(&argv);
+        s.cmd(&["PFADD", "small", "a", "b"]);
+        assert_eq!(s.cmd(&["PFMERGE", "m1", "small"]), Reply::ok());
         assert_eq!(
-            s.call(&["PFDEBUG", "ENCODING", "m1"]),
+            s.cmd(&["PFDEBUG", "ENCODING", "m1"]),
             Reply::Status("sparse".into())
         );
-        assert_eq!(s.call(&["PFMERGE", "m2", "small", "dense"]), Reply::ok());
+        assert_eq!(s.cmd(&["PFMERGE", "m2", "small", "dense"]), Reply::ok());
         assert_eq!(
-            s.call(&["PFDEBUG", "ENCODING", "m2"]),
+            s.cmd(&["PFDEBUG", "ENCODING", "m2"]),
             Reply::Status("dense".into())
         );
         assert_eq!(
-            s.call(&["PFCOUNT", "m2"]),
-            s.call(&["PFCOUNT", "small", "dense"])
+            s.cmd(&["PFCOUNT", "m2"]),
+            s.cmd(&["PFCOUNT", "small", "dense"])
         );
     }
 

@@ -8,12 +8,15 @@
 //! FREQ, ...) answer as unknown ones. The byte counts come from
 //! [`crate::memory`].
 
-use super::{spec, unknown_subcommand, Args, CommandSpec, Server};
+use super::{unknown_subcommand, Args, CommandSpec, Server};
 use crate::keyspace::Value;
 use crate::memory;
 use crate::reply::{errors, Reply};
 
-pub const COMMANDS: &[CommandSpec] = &[spec("memory", -2, memory), spec("object", -2, object)];
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec::legacy("memory", -2, memory),
+    CommandSpec::legacy("object", -2, object),
+];
 
 /// `OBJ_COMPUTE_SIZE_DEF_SAMPLES`.
 const DEFAULT_SAMPLES: usize = 5;
@@ -93,55 +96,52 @@ mod tests {
     #[test]
     fn memory_usage_and_encoding_of_a_small_set() {
         let mut s = Server::new();
-        s.call(&["ZADD", "k", "1", "a"]);
-        assert_eq!(s.call(&["MEMORY", "USAGE", "k"]), Reply::Integer(36));
+        s.cmd(&["ZADD", "k", "1", "a"]);
+        assert_eq!(s.cmd(&["MEMORY", "USAGE", "k"]), Reply::Integer(36));
         assert_eq!(
-            s.call(&["memory", "usage", "k", "SAMPLES", "0"]),
+            s.cmd(&["memory", "usage", "k", "SAMPLES", "0"]),
             Reply::Integer(36)
         );
-        assert_eq!(
-            s.call(&["OBJECT", "ENCODING", "k"]),
-            Reply::bulk("listpack")
-        );
-        assert_eq!(s.call(&["MEMORY", "USAGE", "nokey"]), Reply::Nil);
-        assert_eq!(s.call(&["OBJECT", "ENCODING", "nokey"]), Reply::Nil);
+        assert_eq!(s.cmd(&["OBJECT", "ENCODING", "k"]), Reply::bulk("listpack"));
+        assert_eq!(s.cmd(&["MEMORY", "USAGE", "nokey"]), Reply::Nil);
+        assert_eq!(s.cmd(&["OBJECT", "ENCODING", "nokey"]), Reply::Nil);
     }
 
     #[test]
     fn errors_read_like_redis() {
         let mut s = Server::new();
-        s.call(&["ZADD", "k", "1", "a"]);
+        s.cmd(&["ZADD", "k", "1", "a"]);
         let err = |t: &str| Reply::error(t);
         assert_eq!(
-            s.call(&["MEMORY", "USAGE", "k", "SAMPLES", "-1"]),
+            s.cmd(&["MEMORY", "USAGE", "k", "SAMPLES", "-1"]),
             err("ERR syntax error")
         );
         assert_eq!(
-            s.call(&["MEMORY", "USAGE", "k", "SAMPLES", "x"]),
+            s.cmd(&["MEMORY", "USAGE", "k", "SAMPLES", "x"]),
             err("ERR value is not an integer or out of range")
         );
         assert_eq!(
-            s.call(&["MEMORY", "USAGE", "k", "SAMPLES"]),
+            s.cmd(&["MEMORY", "USAGE", "k", "SAMPLES"]),
             err("ERR syntax error")
         );
         assert_eq!(
-            s.call(&["Memory", "Foo", "bar"]),
+            s.cmd(&["Memory", "Foo", "bar"]),
             err("ERR unknown subcommand 'Foo'. Try MEMORY HELP.")
         );
         assert_eq!(
-            s.call(&["MEMORY", "USAGE"]),
+            s.cmd(&["MEMORY", "USAGE"]),
             err("ERR wrong number of arguments for 'memory|usage' command")
         );
         assert_eq!(
-            s.call(&["MEMORY"]),
+            s.cmd(&["MEMORY"]),
             err("ERR wrong number of arguments for 'memory' command")
         );
         assert_eq!(
-            s.call(&["OBJECT", "ENCODING", "k", "x"]),
+            s.cmd(&["OBJECT", "ENCODING", "k", "x"]),
             err("ERR wrong number of arguments for 'object|encoding' command")
         );
         assert_eq!(
-            s.call(&["OBJECT", "FOO"]),
+            s.cmd(&["OBJECT", "FOO"]),
             err("ERR unknown subcommand 'FOO'. Try OBJECT HELP.")
         );
     }

@@ -6,57 +6,25 @@
 //! unknown command, wrong arity, commands scripts may not call, and writes from a
 //! read-only script, each with Redis's wording.
 
-use super::{lookup, spec, Args, CommandSpec, Server};
+use super::{flags::*, Args, CommandSpec, Server};
 use crate::reply::{errors, Reply};
 use crate::scripting::{Engine, ScriptFlags};
+use crate::server::client::{Client, ConnectInfo, SCRIPT_CLIENT_ID};
+use crate::server::table::{self, Found};
 
 pub const COMMANDS: &[CommandSpec] = &[
-    spec("eval", -3, eval),
-    spec("evalsha", -3, evalsha),
-    spec("eval_ro", -3, eval_ro),
-    spec("evalsha_ro", -3, evalsha_ro),
-    spec("script", -2, script),
+    CommandSpec::legacy("eval", -3, eval)
+        .flags(NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLE_KEYS),
+    CommandSpec::legacy("evalsha", -3, evalsha)
+        .flags(NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLE_KEYS),
+    CommandSpec::legacy("eval_ro", -3, eval_ro)
+        .flags(READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLE_KEYS),
+    CommandSpec::legacy("evalsha_ro", -3, evalsha_ro)
+        .flags(READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLE_KEYS),
+    CommandSpec::legacy("script", -2, script),
 ];
 
-const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
-
-/// Commands of the core that carry Redis's `noscript` flag.
-const NOT_FROM_SCRIPTS: &[&str] = &[
-    "eval",
-    "evalsha",
-    "eval_ro",
-    "evalsha_ro",
-    "script",
-    "client",
-];
-
-/// Commands of the core that carry Redis's `write` flag.
-const WRITES: &[&str] = &[
-    "flushall",
-    "flushdb",
-    "del",
-    "unlink",
-    "expire",
-    "pexpire",
-    "persist",
-    "hset",
-    "hmset",
-    "hdel",
-    "zadd",
-    "zincrby",
-    "zrem",
-    "zrangestore",
-    "zpopmin",
-    "zpopmax",
-    "bzpopmin",
-    "bzpopmax",
-    "zremrangebyrank",
-    "zremrangebyscore",
-    "zremrangebylex",
-    "zunionstore",
-    "zinterstore",
-    "zdiffstore",
-];
+const NOSCRIPT_ERROR: &str = "NOSCRIPT No matching script. Please use EVAL.";
 
 pub fn eval(s: &mut Server, a: &Args) -> Reply {
     eval_generic(s, a, false, false)
@@ -77,7 +45,7 @@ pub fn evalsha_ro(s: &mut Server, a: &Args) -> Reply {
 /// `evalGenericCommand` (src/eval.c).
 fn eval_generic(s: &mut Server, a: &Args, by_sha: bool, ro: bool) -> Reply {
     if by_sha && a.bytes(1).len() != 40 {
-        return Reply::error(NOSCRIPT);
+        return Reply::error(NOSCRIPT_ERROR);
     }
     let numkeys = match a.int(2) {
         Ok(n) => n,
@@ -89,7 +57,10 @@ fn eval_generic(s: &mut Server, a: &Args, by_sha: bool, ro: bool) -> Reply {
     if numkeys < 0 {
         return Reply::error("ERR Number of keys can't be negative");
     }
-    let mut engine = s.scripting.take().unwrap_or_default();
+    let mut engine = s
+        .scripting
+        .take()
+        .unwrap_or_else(|| Box::new(Engine::watched(s.script_watch.clone())));
     let reply = run_script(s, &mut engine, a, numkeys as usize, by_sha, ro);
     s.scripting = Some(engine);
     reply
@@ -106,7 +77,7 @@ fn run_script(
     let sha = if by_sha {
         let sha = String::from_utf8_lossy(a.bytes(1)).to_ascii_lowercase();
         if !engine.exists(sha.as_bytes()) {
-            return Reply::error(NOSCRIPT);
+            return Reply::error(NOSCRIPT_ERROR);
         }
         sha
     } else {
@@ -123,31 +94,51 @@ fn run_script(
     let argv = a.all();
     let keys = &argv[3..3 + numkeys];
     let args = &argv[3 + numkeys..];
-    engine.run(&sha, keys, args, |call| script_call(s, call, read_only))
+    // The script's commands run as Redis's Lua client: its own database
+    // selection (a SELECT inside the script does not change the caller's).
+    let caller_db = s.current_db();
+    let mut client = Client::new(SCRIPT_CLIENT_ID, ConnectInfo::in_process());
+    client.db = caller_db;
+    let threshold = s.config.busy_reply_threshold;
+    let caller = s.running_client();
+    s.lock_watch().begin(caller, threshold);
+    let reply = engine.run(&sha, keys, args, |call| {
+        script_call(s, &mut client, call, read_only)
+    });
+    s.lock_watch().end();
+    s.switch_db(caller_db);
+    reply
 }
 
 fn is_no_writes(flags: ScriptFlags) -> bool {
     !flags.compat && flags.no_writes
 }
 
-/// One `redis.call` from a script: Redis's checks, then the command itself. A
-/// refusal is the error text without its code, as `scriptCall` words it.
-fn script_call(s: &mut Server, argv: &[Vec<u8>], read_only: bool) -> Result<Reply, String> {
-    let name = String::from_utf8_lossy(&argv[0]).to_ascii_lowercase();
-    let Some(spec) = lookup(&name) else {
+/// One `redis.call` from a script: Redis's checks (`scriptCall` in
+/// src/script.c), then the command itself on the script's own client. A refusal
+/// is the error text without its code, as `scriptCall` words it.
+fn script_call(
+    s: &mut Server,
+    client: &mut Client,
+    argv: &[Vec<u8>],
+    read_only: bool,
+) -> Result<Reply, String> {
+    let Found::Command(spec, fullname) = table::resolve(argv) else {
         return Err("Unknown Redis command called from script".into());
     };
-    let argc = argv.len() as i32;
-    if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
+    if !spec.arity_ok(argv.len()) {
         return Err("Wrong number of args calling Redis command from script".into());
     }
-    if NOT_FROM_SCRIPTS.contains(&spec.name) {
+    if spec.has(NOSCRIPT) {
         return Err("This Redis command is not allowed from script".into());
     }
-    if read_only && WRITES.contains(&spec.name) {
+    if read_only && spec.has(WRITE) {
         return Err("Write commands are not allowed from read-only scripts.".into());
     }
-    Ok(s.execute_in_script(argv))
+    if spec.has(WRITE) {
+        s.lock_watch().note_write();
+    }
+    Ok(s.call_nested(client, spec, &fullname, argv))
 }
 
 /// SCRIPT LOAD | EXISTS | FLUSH | KILL | HELP.
@@ -171,7 +162,10 @@ pub fn script(s: &mut Server, a: &Args) -> Reply {
     if (arity > 0 && argc != arity) || argc < -arity {
         return Reply::error(errors::arity(&format!("script|{sub}")));
     }
-    let engine = s.scripting.get_or_insert_with(Default::default);
+    let watch = s.script_watch.clone();
+    let engine = s
+        .scripting
+        .get_or_insert_with(|| Box::new(Engine::watched(watch)));
     match sub.as_str() {
         "load" => match engine.create(a.bytes(2), false) {
             Ok(sha) => Reply::bulk(sha),
@@ -227,7 +221,7 @@ mod tests {
     fn eval(s: &mut Server, script: &str, rest: &[&str]) -> Reply {
         let mut argv = vec!["EVAL", script];
         argv.extend_from_slice(rest);
-        s.call(&argv)
+        s.cmd(&argv)
     }
 
     #[test]
@@ -262,10 +256,10 @@ mod tests {
                    if #jobs == 0 then return false end\n\
                    redis.call('ZREM', KEYS[1], jobs[1])\n\
                    return jobs[1]\n";
-        s.call(&["ZADD", "q", "100", "a", "200", "b"]);
+        s.cmd(&["ZADD", "q", "100", "a", "200", "b"]);
         assert_eq!(eval(&mut s, pop, &["1", "q", "150"]), Reply::bulk("a"));
         assert_eq!(eval(&mut s, pop, &["1", "q", "150"]), Reply::Nil);
-        assert_eq!(s.call(&["ZCARD", "q"]), Reply::Integer(1));
+        assert_eq!(s.cmd(&["ZCARD", "q"]), Reply::Integer(1));
     }
 
     #[test]
@@ -297,7 +291,7 @@ mod tests {
             Reply::error("ERR Error compiling script (new function): user_script:1: unexpected symbol near '<eof>'")
         );
         assert_eq!(
-            s.call(&["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"]),
+            s.cmd(&["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"]),
             Reply::error("NOSCRIPT No matching script. Please use EVAL.")
         );
         assert_eq!(
@@ -310,9 +304,9 @@ mod tests {
     fn script_load_exists_flush() {
         let mut s = Server::new();
         let sha = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";
-        assert_eq!(s.call(&["SCRIPT", "LOAD", "return 1"]), Reply::bulk(sha));
+        assert_eq!(s.cmd(&["SCRIPT", "LOAD", "return 1"]), Reply::bulk(sha));
         assert_eq!(
-            s.call(&["SCRIPT", "EXISTS", sha, &sha.to_uppercase(), "x"]),
+            s.cmd(&["SCRIPT", "EXISTS", sha, &sha.to_uppercase(), "x"]),
             Reply::Array(vec![
                 Reply::Integer(1),
                 Reply::Integer(1),
@@ -320,12 +314,12 @@ mod tests {
             ])
         );
         assert_eq!(
-            s.call(&["EVALSHA", &sha.to_uppercase(), "0"]),
+            s.cmd(&["EVALSHA", &sha.to_uppercase(), "0"]),
             Reply::Integer(1)
         );
-        assert_eq!(s.call(&["SCRIPT", "FLUSH"]), Reply::ok());
+        assert_eq!(s.cmd(&["SCRIPT", "FLUSH"]), Reply::ok());
         assert_eq!(
-            s.call(&["SCRIPT", "EXISTS", sha]),
+            s.cmd(&["SCRIPT", "EXISTS", sha]),
             Reply::Array(vec![Reply::Integer(0)])
         );
     }
@@ -333,19 +327,30 @@ mod tests {
     #[test]
     fn blocking_pop_inside_a_script_does_not_block() {
         let mut s = Server::new();
-        let out = s.execute_or_block(&[
-            b"EVAL".to_vec(),
-            b"return redis.call('bzpopmin','q','0')".to_vec(),
-            b"0".to_vec(),
-        ]);
-        assert_eq!(out, crate::commands::Execution::Done(Reply::Nil));
+        let c = s.connect(crate::server::ConnectInfo {
+            kind: crate::server::ClientKind::Connection,
+            addr: "127.0.0.1:1".into(),
+            laddr: "127.0.0.1:2".into(),
+        });
+        let mut out = Vec::new();
+        let outcome = s.call_into(
+            c,
+            &[
+                b"EVAL".to_vec(),
+                b"return redis.call('bzpopmin','q','0')".to_vec(),
+                b"0".to_vec(),
+            ],
+            &mut out,
+        );
+        assert_eq!(outcome, crate::server::Outcome::Done);
+        assert_eq!(out, b"$-1\r\n");
     }
 
     #[test]
     fn read_only_scripts_refuse_writes() {
         let mut s = Server::new();
         assert_eq!(
-            s.call(&["EVAL_RO", "return redis.call('zadd','z',1,'a')", "0"]),
+            s.cmd(&["EVAL_RO", "return redis.call('zadd','z',1,'a')", "0"]),
             Reply::error(
                 "ERR Write commands are not allowed from read-only scripts. script: \
                  47e60c5d004872fef1eca6e7259c7bb73b47d1c2, on @user_script:1."

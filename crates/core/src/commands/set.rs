@@ -9,21 +9,37 @@
 //! result back into an intset; SINTERCARD stops counting at LIMIT. An emptied
 //! set is deleted, as in Redis.
 
-use super::{spec, Args, CommandSpec, Server};
+use super::{flags::*, Args, CommandSpec, Server};
 use crate::keyspace::Value;
 use crate::reply::{errors, Reply};
 use crate::set::Set;
 
 pub const COMMANDS: &[CommandSpec] = &[
-    spec("sadd", -3, sadd),
-    spec("srem", -3, srem),
-    spec("scard", 2, scard),
-    spec("sismember", 3, sismember),
-    spec("smismember", -3, smismember),
-    spec("smembers", 2, smembers),
-    spec("sinter", -2, sinter),
-    spec("sinterstore", -3, sinterstore),
-    spec("sintercard", -3, sintercard),
+    CommandSpec::legacy("sadd", -3, sadd)
+        .flags(WRITE | DENYOOM | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("srem", -3, srem)
+        .flags(WRITE | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("scard", 2, scard)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("sismember", 3, sismember)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("smismember", -3, smismember)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("smembers", 2, smembers)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("sinter", -2, sinter)
+        .flags(READONLY)
+        .keys(1, -1, 1),
+    CommandSpec::legacy("sinterstore", -3, sinterstore)
+        .flags(WRITE | DENYOOM)
+        .keys(1, -1, 1),
+    CommandSpec::legacy("sintercard", -3, sintercard).flags(READONLY | MOVABLE_KEYS),
 ];
 
 fn wrongtype() -> Reply {
@@ -256,42 +272,39 @@ mod tests {
     #[test]
     fn sadd_srem_and_encodings() {
         let mut s = Server::new();
-        assert_eq!(s.call(&["SADD", "s", "3", "1", "2", "1"]), int(3));
-        assert_eq!(s.call(&["OBJECT", "ENCODING", "s"]), Reply::bulk("intset"));
+        assert_eq!(s.cmd(&["SADD", "s", "3", "1", "2", "1"]), int(3));
+        assert_eq!(s.cmd(&["OBJECT", "ENCODING", "s"]), Reply::bulk("intset"));
         assert_eq!(
-            s.call(&["SMEMBERS", "s"]),
+            s.cmd(&["SMEMBERS", "s"]),
             Reply::Array(vec![Reply::bulk("1"), Reply::bulk("2"), Reply::bulk("3")])
         );
-        assert_eq!(s.call(&["MEMORY", "USAGE", "s"]), int(24 + 8 + 6));
-        assert_eq!(s.call(&["SADD", "s", "x"]), int(1));
-        assert_eq!(
-            s.call(&["OBJECT", "ENCODING", "s"]),
-            Reply::bulk("listpack")
-        );
-        assert_eq!(s.call(&["SISMEMBER", "s", "x"]), int(1));
-        assert_eq!(s.call(&["SREM", "s", "1", "2", "3", "x", "y"]), int(4));
-        assert_eq!(s.call(&["EXISTS", "s"]), int(0));
-        assert_eq!(s.call(&["TYPE", "s"]), Reply::Status("none".into()));
+        assert_eq!(s.cmd(&["MEMORY", "USAGE", "s"]), int(24 + 8 + 6));
+        assert_eq!(s.cmd(&["SADD", "s", "x"]), int(1));
+        assert_eq!(s.cmd(&["OBJECT", "ENCODING", "s"]), Reply::bulk("listpack"));
+        assert_eq!(s.cmd(&["SISMEMBER", "s", "x"]), int(1));
+        assert_eq!(s.cmd(&["SREM", "s", "1", "2", "3", "x", "y"]), int(4));
+        assert_eq!(s.cmd(&["EXISTS", "s"]), int(0));
+        assert_eq!(s.cmd(&["TYPE", "s"]), Reply::Status("none".into()));
     }
 
     #[test]
     fn intersections() {
         let mut s = Server::new();
-        s.call(&["SADD", "a", "1", "2", "3", "4"]);
-        s.call(&["SADD", "b", "2", "3", "x"]);
-        assert_eq!(s.call(&["SINTERCARD", "2", "a", "b"]), int(2));
-        assert_eq!(s.call(&["SINTERCARD", "2", "a", "b", "LIMIT", "1"]), int(1));
+        s.cmd(&["SADD", "a", "1", "2", "3", "4"]);
+        s.cmd(&["SADD", "b", "2", "3", "x"]);
+        assert_eq!(s.cmd(&["SINTERCARD", "2", "a", "b"]), int(2));
+        assert_eq!(s.cmd(&["SINTERCARD", "2", "a", "b", "LIMIT", "1"]), int(1));
         assert_eq!(
-            s.call(&["SINTERCARD", "0", "a"]),
+            s.cmd(&["SINTERCARD", "0", "a"]),
             Reply::error("ERR numkeys should be greater than 0")
         );
         assert_eq!(
-            s.call(&["SINTERCARD", "3", "a", "b"]),
+            s.cmd(&["SINTERCARD", "3", "a", "b"]),
             Reply::error("ERR Number of keys can't be greater than number of args")
         );
-        assert_eq!(s.call(&["SINTERSTORE", "d", "a", "b"]), int(2));
-        assert_eq!(s.call(&["OBJECT", "ENCODING", "d"]), Reply::bulk("intset"));
-        assert_eq!(s.call(&["SINTERSTORE", "d", "a", "none"]), int(0));
-        assert_eq!(s.call(&["EXISTS", "d"]), int(0));
+        assert_eq!(s.cmd(&["SINTERSTORE", "d", "a", "b"]), int(2));
+        assert_eq!(s.cmd(&["OBJECT", "ENCODING", "d"]), Reply::bulk("intset"));
+        assert_eq!(s.cmd(&["SINTERSTORE", "d", "a", "none"]), int(0));
+        assert_eq!(s.cmd(&["EXISTS", "d"]), int(0));
     }
 }

@@ -10,31 +10,67 @@
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::string_args::{self as ext, Kind};
-use super::{spec, Args, CommandSpec, Server};
+use super::{flags::*, Args, CommandSpec, Server};
 use crate::keyspace::{now_ms, Value};
 use crate::reply::{errors, Reply};
 use crate::strings::{ArgObject, StringValue, PROTO_MAX_BULK_LEN};
 
 pub const COMMANDS: &[CommandSpec] = &[
-    spec("get", 2, get),
-    spec("set", -3, set),
-    spec("setnx", 3, setnx),
-    spec("setex", 4, setex),
-    spec("psetex", 4, psetex),
-    spec("getset", 3, getset),
-    spec("getex", -2, getex),
-    spec("getdel", 2, getdel),
-    spec("append", 3, append),
-    spec("setrange", 4, setrange),
-    spec("getrange", 4, getrange),
-    spec("substr", 4, getrange),
-    spec("strlen", 2, strlen),
-    spec("mget", -2, mget),
-    spec("mset", -3, mset),
-    spec("msetnx", -3, msetnx),
-    spec("msetex", -4, msetex),
-    spec("delex", -2, delex),
-    spec("digest", 2, digest),
+    CommandSpec::legacy("get", 2, get)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("set", -3, set)
+        .flags(WRITE | DENYOOM)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("setnx", 3, setnx)
+        .flags(WRITE | DENYOOM | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("setex", 4, setex)
+        .flags(WRITE | DENYOOM)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("psetex", 4, psetex)
+        .flags(WRITE | DENYOOM)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("getset", 3, getset)
+        .flags(WRITE | DENYOOM | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("getex", -2, getex)
+        .flags(WRITE | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("getdel", 2, getdel)
+        .flags(WRITE | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("append", 3, append)
+        .flags(WRITE | DENYOOM | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("setrange", 4, setrange)
+        .flags(WRITE | DENYOOM)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("getrange", 4, getrange)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("substr", 4, getrange)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("strlen", 2, strlen)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("mget", -2, mget)
+        .flags(READONLY | FAST)
+        .keys(1, -1, 1),
+    CommandSpec::legacy("mset", -3, mset)
+        .flags(WRITE | DENYOOM)
+        .keys(1, -1, 2),
+    CommandSpec::legacy("msetnx", -3, msetnx)
+        .flags(WRITE | DENYOOM)
+        .keys(1, -1, 2),
+    CommandSpec::legacy("msetex", -4, msetex).flags(WRITE | DENYOOM | MOVABLE_KEYS),
+    CommandSpec::legacy("delex", -2, delex)
+        .flags(WRITE | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("digest", 2, digest)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
 ];
 
 /// `DIGEST_HEX_LENGTH`.
@@ -500,70 +536,70 @@ mod tests {
     #[test]
     fn set_options_and_conditions() {
         let mut s = Server::new();
-        assert_eq!(s.call(&["SET", "cfg", "v1"]), Reply::ok());
-        assert_eq!(s.call(&["SET", "cfg", "v2", "IFEQ", "v1"]), Reply::ok());
-        assert_eq!(s.call(&["SET", "cfg", "v3", "IFEQ", "v1"]), Reply::Nil);
-        assert_eq!(s.call(&["GET", "cfg"]), Reply::bulk("v2"));
-        assert_eq!(s.call(&["SET", "missing", "x", "IFEQ", "y"]), Reply::Nil);
-        assert_eq!(s.call(&["EXISTS", "missing"]), int(0));
-        assert_eq!(s.call(&["SET", "missing", "x", "IFNE", "y"]), Reply::ok());
+        assert_eq!(s.cmd(&["SET", "cfg", "v1"]), Reply::ok());
+        assert_eq!(s.cmd(&["SET", "cfg", "v2", "IFEQ", "v1"]), Reply::ok());
+        assert_eq!(s.cmd(&["SET", "cfg", "v3", "IFEQ", "v1"]), Reply::Nil);
+        assert_eq!(s.cmd(&["GET", "cfg"]), Reply::bulk("v2"));
+        assert_eq!(s.cmd(&["SET", "missing", "x", "IFEQ", "y"]), Reply::Nil);
+        assert_eq!(s.cmd(&["EXISTS", "missing"]), int(0));
+        assert_eq!(s.cmd(&["SET", "missing", "x", "IFNE", "y"]), Reply::ok());
         assert_eq!(
-            s.call(&["SET", "k", "v", "NX", "XX"]),
+            s.cmd(&["SET", "k", "v", "NX", "XX"]),
             Reply::error("ERR syntax error")
         );
         assert_eq!(
-            s.call(&["SET", "k", "v", "EX", "0"]),
+            s.cmd(&["SET", "k", "v", "EX", "0"]),
             Reply::error("ERR invalid expire time in 'set' command")
         );
-        assert_eq!(s.call(&["SET", "cfg", "v9", "GET"]), Reply::bulk("v2"));
-        assert_eq!(s.call(&["SET", "new", "v", "NX", "GET"]), Reply::Nil);
+        assert_eq!(s.cmd(&["SET", "cfg", "v9", "GET"]), Reply::bulk("v2"));
+        assert_eq!(s.cmd(&["SET", "new", "v", "NX", "GET"]), Reply::Nil);
     }
 
     #[test]
     fn digest_and_delex() {
         let mut s = Server::new();
         let big = "x".repeat(50_000);
-        s.call(&["SET", "doc", &big]);
-        let Reply::Bulk(d) = s.call(&["DIGEST", "doc"]) else {
+        s.cmd(&["SET", "doc", &big]);
+        let Reply::Bulk(d) = s.cmd(&["DIGEST", "doc"]) else {
             panic!()
         };
         assert_eq!(d.len(), 16);
         let d = String::from_utf8(d).unwrap();
-        assert_eq!(s.call(&["SET", "doc", "new", "IFDEQ", &d]), Reply::ok());
+        assert_eq!(s.cmd(&["SET", "doc", "new", "IFDEQ", &d]), Reply::ok());
         assert_eq!(
-            s.call(&["SET", "doc", "n", "IFDEQ", "abc"]),
+            s.cmd(&["SET", "doc", "n", "IFDEQ", "abc"]),
             Reply::error("ERR must be exactly 16 hexadecimal characters")
         );
-        s.call(&["SET", "lock", "token"]);
-        assert_eq!(s.call(&["DELEX", "lock", "IFEQ", "wrong"]), int(0));
-        assert_eq!(s.call(&["DELEX", "lock", "IFEQ", "token"]), int(1));
-        assert_eq!(s.call(&["EXISTS", "lock"]), int(0));
+        s.cmd(&["SET", "lock", "token"]);
+        assert_eq!(s.cmd(&["DELEX", "lock", "IFEQ", "wrong"]), int(0));
+        assert_eq!(s.cmd(&["DELEX", "lock", "IFEQ", "token"]), int(1));
+        assert_eq!(s.cmd(&["EXISTS", "lock"]), int(0));
         // XXH3-64 of the empty string.
-        s.call(&["SET", "e", ""]);
-        assert_eq!(s.call(&["DIGEST", "e"]), Reply::bulk("2d06800538d394c2"));
+        s.cmd(&["SET", "e", ""]);
+        assert_eq!(s.cmd(&["DIGEST", "e"]), Reply::bulk("2d06800538d394c2"));
     }
 
     #[test]
     fn msetex_sets_all_or_nothing() {
         let mut s = Server::new();
         assert_eq!(
-            s.call(&["MSETEX", "3", "a", "1", "b", "2", "c", "3", "EX", "60"]),
+            s.cmd(&["MSETEX", "3", "a", "1", "b", "2", "c", "3", "EX", "60"]),
             int(1)
         );
         for k in ["a", "b", "c"] {
-            assert_eq!(s.call(&["TTL", k]), int(60));
+            assert_eq!(s.cmd(&["TTL", k]), int(60));
         }
         assert_eq!(
-            s.call(&["MSETEX", "2", "a", "1", "z", "2", "NX", "EX", "60"]),
+            s.cmd(&["MSETEX", "2", "a", "1", "z", "2", "NX", "EX", "60"]),
             int(0)
         );
-        assert_eq!(s.call(&["EXISTS", "z"]), int(0));
+        assert_eq!(s.cmd(&["EXISTS", "z"]), int(0));
         assert_eq!(
-            s.call(&["MSETEX", "0", "a", "1"]),
+            s.cmd(&["MSETEX", "0", "a", "1"]),
             Reply::error("ERR invalid numkeys value")
         );
         assert_eq!(
-            s.call(&["MSETEX", "3", "a", "1"]),
+            s.cmd(&["MSETEX", "3", "a", "1"]),
             Reply::error("ERR wrong number of key-value pairs")
         );
     }
@@ -584,9 +620,9 @@ mod tests {
         let expected = [-1, 100, 100, 100, 100, 100, -1, -1, -1];
         for (cmd, want) in cases.iter().zip(expected) {
             let mut s = Server::new();
-            s.call(&["SET", "k", "1", "EX", "100"]);
-            s.call(cmd);
-            assert_eq!(s.call(&["TTL", "k"]), int(want), "{cmd:?}");
+            s.cmd(&["SET", "k", "1", "EX", "100"]);
+            s.cmd(cmd);
+            assert_eq!(s.cmd(&["TTL", "k"]), int(want), "{cmd:?}");
         }
     }
 
@@ -595,52 +631,52 @@ mod tests {
         let mut s = Server::new();
         let chunk = "a".repeat(100);
         for _ in 0..1000 {
-            s.call(&["APPEND", "s:append", &chunk]);
+            s.cmd(&["APPEND", "s:append", &chunk]);
         }
-        s.call(&["SET", "s:set", &"a".repeat(100_000)]);
-        assert_eq!(s.call(&["STRLEN", "s:append"]), int(100_000));
-        assert_eq!(s.call(&["MEMORY", "USAGE", "s:append"]), int(196_640));
-        assert_eq!(s.call(&["MEMORY", "USAGE", "s:set"]), int(114_712));
+        s.cmd(&["SET", "s:set", &"a".repeat(100_000)]);
+        assert_eq!(s.cmd(&["STRLEN", "s:append"]), int(100_000));
+        assert_eq!(s.cmd(&["MEMORY", "USAGE", "s:append"]), int(196_640));
+        assert_eq!(s.cmd(&["MEMORY", "USAGE", "s:set"]), int(114_712));
         assert_eq!(
-            s.call(&["SETRANGE", "s:far", "10000000", "x"]),
+            s.cmd(&["SETRANGE", "s:far", "10000000", "x"]),
             int(10_000_001)
         );
-        assert_eq!(s.call(&["MEMORY", "USAGE", "s:far"]), int(10_485_784));
+        assert_eq!(s.cmd(&["MEMORY", "USAGE", "s:far"]), int(10_485_784));
         assert_eq!(
-            s.call(&["SETRANGE", "s:far2", "536870912", "x"]),
+            s.cmd(&["SETRANGE", "s:far2", "536870912", "x"]),
             Reply::error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
         );
-        assert_eq!(s.call(&["OBJECT", "ENCODING", "s:far"]), Reply::bulk("raw"));
+        assert_eq!(s.cmd(&["OBJECT", "ENCODING", "s:far"]), Reply::bulk("raw"));
     }
 
     #[test]
     fn getrange_clamps_like_redis() {
         let mut s = Server::new();
-        s.call(&["SET", "k", "Hello World"]);
-        assert_eq!(s.call(&["GETRANGE", "k", "0", "4"]), Reply::bulk("Hello"));
-        assert_eq!(s.call(&["GETRANGE", "k", "-5", "-1"]), Reply::bulk("World"));
-        assert_eq!(s.call(&["GETRANGE", "k", "-1", "-5"]), Reply::bulk(""));
+        s.cmd(&["SET", "k", "Hello World"]);
+        assert_eq!(s.cmd(&["GETRANGE", "k", "0", "4"]), Reply::bulk("Hello"));
+        assert_eq!(s.cmd(&["GETRANGE", "k", "-5", "-1"]), Reply::bulk("World"));
+        assert_eq!(s.cmd(&["GETRANGE", "k", "-1", "-5"]), Reply::bulk(""));
         assert_eq!(
-            s.call(&["GETRANGE", "k", "5", "1000"]),
+            s.cmd(&["GETRANGE", "k", "5", "1000"]),
             Reply::bulk(" World")
         );
-        assert_eq!(s.call(&["GETRANGE", "nokey", "0", "1"]), Reply::bulk(""));
-        s.call(&["SET", "n", "12345"]);
-        assert_eq!(s.call(&["GETRANGE", "n", "1", "2"]), Reply::bulk("23"));
+        assert_eq!(s.cmd(&["GETRANGE", "nokey", "0", "1"]), Reply::bulk(""));
+        s.cmd(&["SET", "n", "12345"]);
+        assert_eq!(s.cmd(&["GETRANGE", "n", "1", "2"]), Reply::bulk("23"));
     }
 
     #[test]
     fn wrong_type_both_ways() {
         let mut s = Server::new();
-        s.call(&["ZADD", "z", "1", "a"]);
-        s.call(&["SET", "str", "x"]);
+        s.cmd(&["ZADD", "z", "1", "a"]);
+        s.cmd(&["SET", "str", "x"]);
         let wrong = Reply::error(crate::reply::errors::WRONGTYPE);
-        assert_eq!(s.call(&["GET", "z"]), wrong);
-        assert_eq!(s.call(&["APPEND", "z", "x"]), wrong);
-        assert_eq!(s.call(&["ZADD", "str", "1", "a"]), wrong);
-        assert_eq!(s.call(&["TYPE", "str"]), Reply::Status("string".into()));
+        assert_eq!(s.cmd(&["GET", "z"]), wrong);
+        assert_eq!(s.cmd(&["APPEND", "z", "x"]), wrong);
+        assert_eq!(s.cmd(&["ZADD", "str", "1", "a"]), wrong);
+        assert_eq!(s.cmd(&["TYPE", "str"]), Reply::Status("string".into()));
         // SET overwrites any type.
-        assert_eq!(s.call(&["SET", "z", "v"]), Reply::ok());
-        assert_eq!(s.call(&["TYPE", "z"]), Reply::Status("string".into()));
+        assert_eq!(s.cmd(&["SET", "z", "v"]), Reply::ok());
+        assert_eq!(s.cmd(&["TYPE", "z"]), Reply::Status("string".into()));
     }
 }

@@ -2,7 +2,7 @@
 //! `t_zset.c`: options and numbers are parsed before the key is looked up, so a
 //! syntax error wins over WRONGTYPE, exactly as on a real server.
 
-use super::{spec, Args, CommandSpec, Server};
+use super::{flags::*, Args, CommandSpec, Server};
 use crate::dict::Dict;
 use crate::keyspace::Value;
 use crate::num::{self, LexBoundSpec};
@@ -11,31 +11,81 @@ use crate::sampling;
 use crate::zset::{AddFlags, AddOutcome, LexBound, LexRange, ScoreRange, Zset};
 
 pub const COMMANDS: &[CommandSpec] = &[
-    spec("zadd", -4, zadd),
-    spec("zincrby", 4, zincrby),
-    spec("zscore", 3, zscore),
-    spec("zcard", 2, zcard),
-    spec("zrem", -3, zrem),
-    spec("zrank", -3, zrank),
-    spec("zrevrank", -3, zrevrank),
-    spec("zcount", 4, zcount),
-    spec("zrange", -4, zrange),
-    spec("zrevrange", -4, zrevrange),
-    spec("zrangebyscore", -4, zrangebyscore),
-    spec("zrevrangebyscore", -4, zrevrangebyscore),
-    spec("zrangebylex", -4, zrangebylex),
-    spec("zrevrangebylex", -4, zrevrangebylex),
-    spec("zrangestore", -5, zrangestore),
-    spec("zmscore", -3, zmscore),
-    spec("zlexcount", 4, zlexcount),
-    spec("zpopmin", -2, zpopmin),
-    spec("zpopmax", -2, zpopmax),
-    spec("bzpopmin", -3, bzpopmin),
-    spec("bzpopmax", -3, bzpopmax),
-    spec("zremrangebyrank", 4, zremrangebyrank),
-    spec("zremrangebyscore", 4, zremrangebyscore),
-    spec("zremrangebylex", 4, zremrangebylex),
-    spec("zrandmember", -2, zrandmember),
+    CommandSpec::legacy("zadd", -4, zadd)
+        .flags(WRITE | DENYOOM | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zincrby", 4, zincrby)
+        .flags(WRITE | DENYOOM | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zscore", 3, zscore)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zcard", 2, zcard)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zrem", -3, zrem)
+        .flags(WRITE | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zrank", -3, zrank)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zrevrank", -3, zrevrank)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zcount", 4, zcount)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zrange", -4, zrange)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zrevrange", -4, zrevrange)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zrangebyscore", -4, zrangebyscore)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zrevrangebyscore", -4, zrevrangebyscore)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zrangebylex", -4, zrangebylex)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zrevrangebylex", -4, zrevrangebylex)
+        .flags(READONLY)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zrangestore", -5, zrangestore)
+        .flags(WRITE | DENYOOM)
+        .keys(1, 2, 1),
+    CommandSpec::legacy("zmscore", -3, zmscore)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zlexcount", 4, zlexcount)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zpopmin", -2, zpopmin)
+        .flags(WRITE | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zpopmax", -2, zpopmax)
+        .flags(WRITE | FAST)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("bzpopmin", -3, bzpopmin)
+        .flags(WRITE | BLOCKING | FAST)
+        .keys(1, -2, 1),
+    CommandSpec::legacy("bzpopmax", -3, bzpopmax)
+        .flags(WRITE | BLOCKING | FAST)
+        .keys(1, -2, 1),
+    CommandSpec::legacy("zremrangebyrank", 4, zremrangebyrank)
+        .flags(WRITE)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zremrangebyscore", 4, zremrangebyscore)
+        .flags(WRITE)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zremrangebylex", 4, zremrangebylex)
+        .flags(WRITE)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zrandmember", -2, zrandmember)
+        .flags(READONLY)
+        .keys(1, 1, 1),
 ];
 
 const NAN_RESULT: &str = "ERR resulting score is not a number (NaN)";

@@ -39,7 +39,7 @@
 //! including the NaN-to-0 rule (`WEIGHTS inf -inf` gives 0).
 
 use super::zset::range_reply;
-use super::{spec, Args, CommandSpec, Server};
+use super::{flags::*, Args, CommandSpec, Server};
 use crate::keyspace::Value;
 use crate::num;
 use crate::reply::{errors, Reply};
@@ -48,13 +48,19 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 pub const COMMANDS: &[CommandSpec] = &[
-    spec("zunion", -3, zunion),
-    spec("zinter", -3, zinter),
-    spec("zdiff", -3, zdiff),
-    spec("zunionstore", -4, zunionstore),
-    spec("zinterstore", -4, zinterstore),
-    spec("zdiffstore", -4, zdiffstore),
-    spec("zintercard", -3, zintercard),
+    CommandSpec::legacy("zunion", -3, zunion).flags(READONLY | MOVABLE_KEYS),
+    CommandSpec::legacy("zinter", -3, zinter).flags(READONLY | MOVABLE_KEYS),
+    CommandSpec::legacy("zdiff", -3, zdiff).flags(READONLY | MOVABLE_KEYS),
+    CommandSpec::legacy("zunionstore", -4, zunionstore)
+        .flags(WRITE | DENYOOM | MOVABLE_KEYS)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zinterstore", -4, zinterstore)
+        .flags(WRITE | DENYOOM | MOVABLE_KEYS)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zdiffstore", -4, zdiffstore)
+        .flags(WRITE | DENYOOM | MOVABLE_KEYS)
+        .keys(1, 1, 1),
+    CommandSpec::legacy("zintercard", -3, zintercard).flags(READONLY | MOVABLE_KEYS),
 ];
 
 const BAD_WEIGHT: &str = "ERR weight value is not a float";
@@ -380,6 +386,23 @@ mod tests {
         Reply::Array(items.iter().map(Reply::bulk).collect())
     }
 
+    /// `member, score, member, score, ...` as a WITHSCORES reply.
+    fn scored(items: &[&str]) -> Reply {
+        Reply::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    if i % 2 == 1 {
+                        Reply::Double(crate::num::parse_double_arg(v.as_bytes()).expect("a score"))
+                    } else {
+                        Reply::bulk(v)
+                    }
+                })
+                .collect(),
+        )
+    }
+
     fn err(text: &str) -> Reply {
         Reply::error(text)
     }
@@ -388,9 +411,9 @@ mod tests {
     /// the attempts it took.
     fn article() -> Server {
         let mut s = Server::new();
-        s.call(&["ZADD", "done:c1", "1", "sv1", "1", "sv2", "1", "sv3"]);
-        s.call(&["ZADD", "done:c2", "2", "sv1", "1", "sv3"]);
-        s.call(&["ZADD", "done:c3", "4", "sv1", "9", "sv4"]);
+        s.cmd(&["ZADD", "done:c1", "1", "sv1", "1", "sv2", "1", "sv3"]);
+        s.cmd(&["ZADD", "done:c2", "2", "sv1", "1", "sv3"]);
+        s.cmd(&["ZADD", "done:c3", "4", "sv1", "9", "sv4"]);
         s
     }
 
@@ -398,7 +421,7 @@ mod tests {
     fn article_example_count_and_sum() {
         let mut s = article();
         assert_eq!(
-            s.call(&[
+            s.cmd(&[
                 "ZUNION",
                 "3",
                 "done:c1",
@@ -408,10 +431,10 @@ mod tests {
                 "COUNT",
                 "WITHSCORES"
             ]),
-            bulks(&["sv2", "1", "sv4", "1", "sv3", "2", "sv1", "3"])
+            scored(&["sv2", "1", "sv4", "1", "sv3", "2", "sv1", "3"])
         );
         assert_eq!(
-            s.call(&[
+            s.cmd(&[
                 "ZUNION",
                 "3",
                 "done:c1",
@@ -421,10 +444,10 @@ mod tests {
                 "SUM",
                 "WITHSCORES"
             ]),
-            bulks(&["sv2", "1", "sv3", "2", "sv1", "7", "sv4", "9"])
+            scored(&["sv2", "1", "sv3", "2", "sv1", "7", "sv4", "9"])
         );
         assert_eq!(
-            s.call(&[
+            s.cmd(&[
                 "ZINTER",
                 "2",
                 "done:c1",
@@ -433,10 +456,10 @@ mod tests {
                 "COUNT",
                 "WITHSCORES"
             ]),
-            bulks(&["sv1", "2", "sv3", "2"])
+            scored(&["sv1", "2", "sv3", "2"])
         );
         assert_eq!(
-            s.call(&["ZINTER", "2", "done:c1", "done:c2", "AGGREGATE", "count"]),
+            s.cmd(&["ZINTER", "2", "done:c1", "done:c2", "AGGREGATE", "count"]),
             bulks(&["sv1", "sv3"])
         );
     }
@@ -445,7 +468,7 @@ mod tests {
     fn count_sums_the_weights_of_the_sets_holding_a_member() {
         let mut s = article();
         assert_eq!(
-            s.call(&[
+            s.cmd(&[
                 "ZUNION",
                 "3",
                 "done:c1",
@@ -459,11 +482,11 @@ mod tests {
                 "COUNT",
                 "WITHSCORES"
             ]),
-            bulks(&["sv2", "1", "sv3", "11", "sv4", "100", "sv1", "111"])
+            scored(&["sv2", "1", "sv3", "11", "sv4", "100", "sv1", "111"])
         );
         // inf + -inf follows SUM's rule: 0, not NaN.
         assert_eq!(
-            s.call(&[
+            s.cmd(&[
                 "ZINTERSTORE",
                 "out",
                 "2",
@@ -478,12 +501,12 @@ mod tests {
             Reply::Integer(2)
         );
         assert_eq!(
-            s.call(&["ZRANGE", "out", "0", "-1", "WITHSCORES"]),
-            bulks(&["sv1", "0", "sv3", "0"])
+            s.cmd(&["ZRANGE", "out", "0", "-1", "WITHSCORES"]),
+            scored(&["sv1", "0", "sv3", "0"])
         );
         // Not an option of ZDIFF or ZINTERCARD.
         assert_eq!(
-            s.call(&["ZDIFF", "1", "done:c1", "AGGREGATE", "COUNT"]),
+            s.cmd(&["ZDIFF", "1", "done:c1", "AGGREGATE", "COUNT"]),
             err("ERR syntax error")
         );
     }
@@ -492,48 +515,48 @@ mod tests {
     fn numkeys_errors_come_first_and_in_order() {
         let mut s = article();
         assert_eq!(
-            s.call(&["ZUNIONSTORE", "out", "0", "a"]),
+            s.cmd(&["ZUNIONSTORE", "out", "0", "a"]),
             err("ERR at least 1 input key is needed for 'zunionstore' command")
         );
         assert_eq!(
-            s.call(&["ZINTERCARD", "-1", "a"]),
+            s.cmd(&["ZINTERCARD", "-1", "a"]),
             err("ERR at least 1 input key is needed for 'zintercard' command")
         );
         assert_eq!(
-            s.call(&["ZUNION", "x", "a"]),
+            s.cmd(&["ZUNION", "x", "a"]),
             err("ERR value is not an integer or out of range")
         );
-        assert_eq!(s.call(&["ZDIFF", "3", "a", "b"]), err("ERR syntax error"));
+        assert_eq!(s.cmd(&["ZDIFF", "3", "a", "b"]), err("ERR syntax error"));
         assert_eq!(
-            s.call(&["ZUNION", "2", "done:c1", "done:c2", "WEIGHTS", "1"]),
+            s.cmd(&["ZUNION", "2", "done:c1", "done:c2", "WEIGHTS", "1"]),
             err("ERR syntax error")
         );
         assert_eq!(
-            s.call(&["ZUNION", "2", "done:c1", "done:c2", "WEIGHTS", "1", "x"]),
+            s.cmd(&["ZUNION", "2", "done:c1", "done:c2", "WEIGHTS", "1", "x"]),
             err("ERR weight value is not a float")
         );
         assert_eq!(
-            s.call(&["ZUNION", "1", "done:c1", "AGGREGATE", "AVG"]),
+            s.cmd(&["ZUNION", "1", "done:c1", "AGGREGATE", "AVG"]),
             err("ERR syntax error")
         );
         assert_eq!(
-            s.call(&["ZUNIONSTORE", "out", "1", "done:c1", "WITHSCORES"]),
+            s.cmd(&["ZUNIONSTORE", "out", "1", "done:c1", "WITHSCORES"]),
             err("ERR syntax error")
         );
         assert_eq!(
-            s.call(&["ZINTERCARD", "1", "done:c1", "LIMIT", "-1"]),
+            s.cmd(&["ZINTERCARD", "1", "done:c1", "LIMIT", "-1"]),
             err("ERR LIMIT can't be negative")
         );
         assert_eq!(
-            s.call(&["ZINTERCARD", "1", "done:c1", "LIMIT", "x"]),
+            s.cmd(&["ZINTERCARD", "1", "done:c1", "LIMIT", "x"]),
             err("ERR LIMIT can't be negative")
         );
         assert_eq!(
-            s.call(&["ZINTERCARD", "2", "done:c1", "done:c2", "LIMIT", "1"]),
+            s.cmd(&["ZINTERCARD", "2", "done:c1", "done:c2", "LIMIT", "1"]),
             Reply::Integer(1)
         );
         assert_eq!(
-            s.call(&["ZINTERCARD", "2", "done:c1", "done:c2", "LIMIT", "0"]),
+            s.cmd(&["ZINTERCARD", "2", "done:c1", "done:c2", "LIMIT", "0"]),
             Reply::Integer(2)
         );
     }
@@ -541,16 +564,16 @@ mod tests {
     #[test]
     fn weights_and_infinities_follow_redis_nan_rules() {
         let mut s = Server::new();
-        s.call(&["ZADD", "p", "inf", "x", "1", "y"]);
-        s.call(&["ZADD", "n", "-inf", "x", "2", "y", "3", "z"]);
+        s.cmd(&["ZADD", "p", "inf", "x", "1", "y"]);
+        s.cmd(&["ZADD", "n", "-inf", "x", "2", "y", "3", "z"]);
         // SUM: +inf + -inf = 0.
         assert_eq!(
-            s.call(&["ZUNION", "2", "p", "n", "WITHSCORES"]),
-            bulks(&["x", "0", "y", "3", "z", "3"])
+            s.cmd(&["ZUNION", "2", "p", "n", "WITHSCORES"]),
+            scored(&["x", "0", "y", "3", "z", "3"])
         );
         // Union: inf * 0 is NaN, which becomes 0 before aggregation.
         assert_eq!(
-            s.call(&[
+            s.cmd(&[
                 "ZUNION",
                 "2",
                 "p",
@@ -562,16 +585,16 @@ mod tests {
                 "MIN",
                 "WITHSCORES"
             ]),
-            bulks(&["x", "-inf", "y", "0", "z", "3"])
+            scored(&["x", "-inf", "y", "0", "z", "3"])
         );
         // Intersection: only the smallest input's NaN is cleared; a later NaN makes
         // SUM reset to 0 and is ignored by MAX.
         assert_eq!(
-            s.call(&["ZINTER", "2", "p", "n", "WEIGHTS", "1", "0", "WITHSCORES"]),
-            bulks(&["x", "0", "y", "1"])
+            s.cmd(&["ZINTER", "2", "p", "n", "WEIGHTS", "1", "0", "WITHSCORES"]),
+            scored(&["x", "0", "y", "1"])
         );
         assert_eq!(
-            s.call(&[
+            s.cmd(&[
                 "ZINTER",
                 "2",
                 "p",
@@ -583,43 +606,45 @@ mod tests {
                 "MAX",
                 "WITHSCORES"
             ]),
-            bulks(&["y", "1", "x", "inf"])
+            scored(&["y", "1", "x", "inf"])
         );
         // A reply keeps -0; a stored listpack turns it into 0.
-        s.call(&["ZADD", "zero", "0", "m"]);
+        s.cmd(&["ZADD", "zero", "0", "m"]);
+        // (Compared as RESP bytes: -0.0 == 0.0 as doubles.)
         assert_eq!(
-            s.call(&["ZUNION", "1", "zero", "WEIGHTS", "-1", "WITHSCORES"]),
-            bulks(&["m", "-0"])
+            s.cmd(&["ZUNION", "1", "zero", "WEIGHTS", "-1", "WITHSCORES"])
+                .to_resp2(),
+            b"*2\r\n$1\r\nm\r\n$2\r\n-0\r\n"
         );
-        s.call(&["ZUNIONSTORE", "dst", "1", "zero", "WEIGHTS", "-1"]);
-        assert_eq!(s.call(&["ZSCORE", "dst", "m"]), Reply::bulk("0"));
+        s.cmd(&["ZUNIONSTORE", "dst", "1", "zero", "WEIGHTS", "-1"]);
+        assert_eq!(s.cmd(&["ZSCORE", "dst", "m"]).to_resp2(), b"$1\r\n0\r\n");
     }
 
     #[test]
     fn diff_keeps_first_scores_and_store_deletes_empty_results() {
         let mut s = article();
         assert_eq!(
-            s.call(&["ZDIFF", "3", "done:c1", "done:c2", "missing", "WITHSCORES"]),
-            bulks(&["sv2", "1"])
+            s.cmd(&["ZDIFF", "3", "done:c1", "done:c2", "missing", "WITHSCORES"]),
+            scored(&["sv2", "1"])
         );
-        assert_eq!(s.call(&["ZDIFF", "2", "done:c1", "done:c1"]), bulks(&[]));
-        s.call(&["ZADD", "out", "5", "old"]);
+        assert_eq!(s.cmd(&["ZDIFF", "2", "done:c1", "done:c1"]), bulks(&[]));
+        s.cmd(&["ZADD", "out", "5", "old"]);
         assert_eq!(
-            s.call(&["ZDIFFSTORE", "out", "2", "done:c2", "done:c1"]),
+            s.cmd(&["ZDIFFSTORE", "out", "2", "done:c2", "done:c1"]),
             Reply::Integer(0)
         );
-        assert_eq!(s.call(&["EXISTS", "out"]), Reply::Integer(0));
+        assert_eq!(s.cmd(&["EXISTS", "out"]), Reply::Integer(0));
         assert_eq!(
-            s.call(&["ZINTERSTORE", "out", "2", "done:c1", "nokey"]),
+            s.cmd(&["ZINTERSTORE", "out", "2", "done:c1", "nokey"]),
             Reply::Integer(0)
         );
         assert_eq!(
-            s.call(&["ZUNIONSTORE", "done:c1", "2", "done:c1", "done:c3"]),
+            s.cmd(&["ZUNIONSTORE", "done:c1", "2", "done:c1", "done:c3"]),
             Reply::Integer(4)
         );
         assert_eq!(
-            s.call(&["ZRANGE", "done:c1", "0", "-1", "WITHSCORES"]),
-            bulks(&["sv2", "1", "sv3", "1", "sv1", "5", "sv4", "9"])
+            s.cmd(&["ZRANGE", "done:c1", "0", "-1", "WITHSCORES"]),
+            scored(&["sv2", "1", "sv3", "1", "sv1", "5", "sv4", "9"])
         );
     }
 
@@ -627,20 +652,20 @@ mod tests {
     fn stored_encoding_follows_the_listpack_limits() {
         let mut s = Server::new();
         let long = "m".repeat(65);
-        s.call(&["ZADD", "a", "1", "short", "2", &long]);
-        s.call(&["ZUNIONSTORE", "one", "1", "a"]);
-        s.call(&["ZDIFFSTORE", "two", "1", "a"]);
-        s.call(&["ZREM", "a", &long]);
-        s.call(&["ZUNIONSTORE", "three", "1", "a"]);
+        s.cmd(&["ZADD", "a", "1", "short", "2", &long]);
+        s.cmd(&["ZUNIONSTORE", "one", "1", "a"]);
+        s.cmd(&["ZDIFFSTORE", "two", "1", "a"]);
+        s.cmd(&["ZREM", "a", &long]);
+        s.cmd(&["ZUNIONSTORE", "three", "1", "a"]);
         let mut big = vec!["ZADD", "b"];
         let names: Vec<String> = (0..129).map(|i| format!("m{i}")).collect();
         for n in &names {
             big.extend(["1", n.as_str()]);
         }
-        s.call(&big);
-        s.call(&["ZINTERSTORE", "four", "1", "b"]);
-        s.call(&["ZREM", "b", "m0"]);
-        s.call(&["ZINTERSTORE", "five", "1", "b"]);
+        s.cmd(&big);
+        s.cmd(&["ZINTERSTORE", "four", "1", "b"]);
+        s.cmd(&["ZREM", "b", "m0"]);
+        s.cmd(&["ZINTERSTORE", "five", "1", "b"]);
         let expected = [
             ("one", Encoding::Skiplist),
             ("two", Encoding::Skiplist),

@@ -39,13 +39,25 @@ pub fn reply_to_lua(lua: &Lua, reply: &Reply) -> mlua::Result<Value> {
             t.raw_set("ignore_error_stats_update", true)?;
             Value::Table(t)
         }
-        Reply::Array(items) => {
+        Reply::Array(items) | Reply::Set(items) | Reply::Push(items) => {
             let t = lua.create_table_with_capacity(items.len(), 0)?;
             for (i, item) in items.iter().enumerate() {
                 t.raw_set(i + 1, reply_to_lua(lua, item)?)?;
             }
             Value::Table(t)
         }
+        // A script's client speaks RESP2: the other shapes arrive as RESP2 has them.
+        Reply::Map(pairs) => {
+            let t = lua.create_table_with_capacity(2 * pairs.len(), 0)?;
+            for (i, (k, v)) in pairs.iter().enumerate() {
+                t.raw_set(2 * i + 1, reply_to_lua(lua, k)?)?;
+                t.raw_set(2 * i + 2, reply_to_lua(lua, v)?)?;
+            }
+            Value::Table(t)
+        }
+        Reply::Double(d) => Value::String(lua.create_string(crate::num::format_double(*d))?),
+        Reply::Bool(b) => Value::Number(*b as i64 as f64),
+        Reply::BigNumber(text) | Reply::Verbatim(text) => Value::String(lua.create_string(text)?),
     })
 }
 

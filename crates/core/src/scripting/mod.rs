@@ -22,14 +22,18 @@
 //! * **Errors** worded as Redis words them, including the
 //!   `script: <sha>, on @user_script:<line>.` suffix of a failed run.
 //!
+//! * **A script that runs too long** ([`busy`]): past `busy-reply-threshold` the
+//!   Lua hook lets the transport answer other clients `-BUSY`, and SCRIPT KILL
+//!   or SHUTDOWN NOSAVE stop it.
+//!
 //! Left out: the `cjson`, `cmsgpack`, `struct` and `bit` libraries; RESP3
-//! (`redis.setresp(3)` raises an error); `redis.acl_check_cmd`; `SCRIPT KILL`,
-//! `SCRIPT DEBUG` and the busy-script timeout (a script that loops forever holds
-//! the executor, as it would hold Redis until SCRIPT KILL); the frozen clock of a
-//! running script (keys here expire against the wall clock even mid-script).
+//! (`redis.setresp(3)` raises an error); `redis.acl_check_cmd`; `SCRIPT DEBUG`;
+//! the frozen clock of a running script (keys here expire against the wall clock
+//! even mid-script).
 //! Stock Lua has no read-only tables, so the protection is by proxy tables:
 //! `rawget(_G, name)` and `pairs` over a library table see the empty proxies.
 
+pub mod busy;
 pub mod convert;
 pub mod rand48;
 
@@ -81,18 +85,25 @@ pub struct Engine {
     /// SHAs of EVAL-created scripts, least recently used first.
     lru: VecDeque<String>,
     rand: Arc<Mutex<Rand48>>,
+    watch: busy::SharedWatch,
 }
 
 impl Engine {
     pub fn new() -> Engine {
-        Engine::with_rand(Arc::new(Mutex::new(Rand48::default())))
+        Engine::watched(busy::ScriptWatch::shared())
     }
 
-    fn with_rand(rand: Arc<Mutex<Rand48>>) -> Engine {
-        Engine::build(rand).expect("the scripting prelude loads")
+    /// An engine whose scripts report to `watch` (the server's busy-script
+    /// bookkeeping).
+    pub fn watched(watch: busy::SharedWatch) -> Engine {
+        Engine::with_rand(Arc::new(Mutex::new(Rand48::default())), watch)
     }
 
-    fn build(rand: Arc<Mutex<Rand48>>) -> mlua::Result<Engine> {
+    fn with_rand(rand: Arc<Mutex<Rand48>>, watch: busy::SharedWatch) -> Engine {
+        Engine::build(rand, watch).expect("the scripting prelude loads")
+    }
+
+    fn build(rand: Arc<Mutex<Rand48>>, watch: busy::SharedWatch) -> mlua::Result<Engine> {
         let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::OS | StdLib::DEBUG;
         // SAFETY: the debug library is needed by the error handler; the prelude
         // keeps it in a local and scripts never see it.
@@ -170,6 +181,21 @@ impl Engine {
             })?,
         )?;
         let api: Table = lua.load(PRELUDE).set_name("@redislab_prelude").call(prim)?;
+        // Every 100,000 instructions, as Redis's `luaMaskCountHook`.
+        let hook_watch = watch.clone();
+        lua.set_hook(
+            mlua::HookTriggers::new().every_nth_instruction(100_000),
+            move |_, _| {
+                let verdict = match hook_watch.lock() {
+                    Ok(mut w) => w.check(),
+                    Err(_) => Ok(()),
+                };
+                match verdict {
+                    Ok(()) => Ok(mlua::VmState::Continue),
+                    Err(text) => Err(raise(text, false)),
+                }
+            },
+        )?;
         Ok(Engine {
             env: api.get("env")?,
             visible: api.get("visible")?,
@@ -180,13 +206,14 @@ impl Engine {
             scripts: HashMap::new(),
             lru: VecDeque::new(),
             rand,
+            watch,
         })
     }
 
     /// SCRIPT FLUSH: every script forgotten, a fresh Lua state. (The random
     /// generator is C state in Redis and survives.)
     pub fn flush(&mut self) {
-        *self = Engine::with_rand(self.rand.clone());
+        *self = Engine::with_rand(self.rand.clone(), self.watch.clone());
     }
 
     pub fn exists(&self, sha: &[u8]) -> bool {

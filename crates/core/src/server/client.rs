@@ -1,0 +1,198 @@
+//! One client of the server: Redis's `client` struct, for the parts the core
+//! models.
+//!
+//! A client carries everything that belongs to one connection rather than to the
+//! data: the database it selected, the protocol it speaks (RESP2, or RESP3 after
+//! `HELLO 3`), its MULTI queue and WATCHed keys, its pub/sub subscriptions, the
+//! name and library it announced, its reply mode (CLIENT REPLY), and output
+//! waiting to be sent that no command of its own produced (published messages,
+//! MONITOR lines). The server owns every client (as Redis's `server.clients`), so
+//! a command of one client can reach another: PUBLISH delivers to subscribers,
+//! CLIENT KILL closes a connection, a write invalidates other clients' WATCHes.
+//!
+//! Left out: authentication users and ACLs (every client is the default user),
+//! client-side caching (CLIENT TRACKING), replica and master links.
+
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+use crate::reply::{Protocol, Reply};
+
+/// A client's id: CLIENT ID, unique for the server's lifetime.
+pub type ClientId = u64;
+
+/// Where a client comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientKind {
+    /// A connection through a transport (the listener): it may block, and gets
+    /// pushed messages.
+    Connection,
+    /// A caller in the same process (tests, in-process labs): blocking commands
+    /// answer at once, as they do inside MULTI.
+    InProcess,
+}
+
+/// How a transport describes a new connection.
+#[derive(Clone, Debug)]
+pub struct ConnectInfo {
+    pub kind: ClientKind,
+    /// `ip:port` of the peer, and of our side, as CLIENT LIST shows them.
+    pub addr: String,
+    pub laddr: String,
+}
+
+impl ConnectInfo {
+    pub fn in_process() -> ConnectInfo {
+        ConnectInfo {
+            kind: ClientKind::InProcess,
+            addr: "127.0.0.1:0".into(),
+            laddr: "127.0.0.1:0".into(),
+        }
+    }
+}
+
+/// CLIENT REPLY ON | OFF | SKIP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ReplyMode {
+    #[default]
+    On,
+    Off,
+    /// Skip the reply of the next command only.
+    SkipNext,
+    /// Set while the command after SKIP runs.
+    Skipping,
+}
+
+impl ReplyMode {
+    /// Whether the reply of the command that just ran is sent, moving SKIP on:
+    /// CLIENT REPLY SKIP itself is not answered, and neither is the next command.
+    pub fn take_turn(&mut self) -> bool {
+        match *self {
+            ReplyMode::On => true,
+            ReplyMode::Off => false,
+            ReplyMode::SkipNext => {
+                *self = ReplyMode::Skipping;
+                false
+            }
+            ReplyMode::Skipping => {
+                *self = ReplyMode::On;
+                false
+            }
+        }
+    }
+}
+
+/// The id of the client scripts run their `redis.call`s as (Redis's Lua client).
+pub const SCRIPT_CLIENT_ID: ClientId = u64::MAX;
+
+/// A MULTI in progress.
+#[derive(Debug, Default)]
+pub struct MultiState {
+    pub queued: Vec<Vec<Vec<u8>>>,
+    /// A command could not be queued: EXEC answers EXECABORT.
+    pub dirty: bool,
+    /// Every queued command is read-only (EXEC of such a transaction counts as a
+    /// read in the stats and never needs the write path).
+    pub has_writes: bool,
+}
+
+/// A key this client WATCHes: its database, name and version at WATCH time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Watched {
+    pub db: usize,
+    pub key: Vec<u8>,
+    pub version: u64,
+}
+
+pub struct Client {
+    pub id: ClientId,
+    pub kind: ClientKind,
+    pub addr: String,
+    pub laddr: String,
+    /// The selected database (SELECT).
+    pub db: usize,
+    pub protocol: Protocol,
+    pub name: Option<String>,
+    pub lib_name: Option<String>,
+    pub lib_ver: Option<String>,
+    pub created: Instant,
+    pub last_interaction: Instant,
+    /// Full name of the last command (`client|list`), for CLIENT LIST's `cmd=`.
+    pub last_command: String,
+    pub multi: Option<MultiState>,
+    pub watched: Vec<Watched>,
+    /// A WATCHed key changed: EXEC must fail (Redis's CLIENT_DIRTY_CAS).
+    pub watch_dirty: bool,
+    pub channels: BTreeSet<Vec<u8>>,
+    pub patterns: BTreeSet<Vec<u8>>,
+    pub reply_mode: ReplyMode,
+    pub no_evict: bool,
+    pub no_touch: bool,
+    pub monitor: bool,
+    /// QUIT or CLIENT KILL: close once the pending output is written.
+    pub close_requested: bool,
+    /// Output no command of this client produced (published messages, MONITOR
+    /// lines), already encoded in its protocol, waiting for the transport.
+    pub pending: Vec<u8>,
+    /// How many frames `pending` holds.
+    pub pending_messages: usize,
+}
+
+impl Client {
+    pub fn new(id: ClientId, info: ConnectInfo) -> Client {
+        let now = Instant::now();
+        Client {
+            id,
+            kind: info.kind,
+            addr: info.addr,
+            laddr: info.laddr,
+            db: 0,
+            protocol: Protocol::Resp2,
+            name: None,
+            lib_name: None,
+            lib_ver: None,
+            created: now,
+            last_interaction: now,
+            last_command: "NULL".into(),
+            multi: None,
+            watched: Vec::new(),
+            watch_dirty: false,
+            channels: BTreeSet::new(),
+            patterns: BTreeSet::new(),
+            reply_mode: ReplyMode::On,
+            no_evict: false,
+            no_touch: false,
+            monitor: false,
+            close_requested: false,
+            pending: Vec::new(),
+            pending_messages: 0,
+        }
+    }
+
+    /// Number of channel and pattern subscriptions.
+    pub fn subscriptions(&self) -> usize {
+        self.channels.len() + self.patterns.len()
+    }
+
+    /// Redis's CLIENT_PUBSUB: in subscribed mode (RESP2 then allows only the
+    /// subscription commands, PING, QUIT and RESET).
+    pub fn in_pubsub_mode(&self) -> bool {
+        self.subscriptions() > 0
+    }
+
+    pub fn can_block(&self) -> bool {
+        self.kind == ClientKind::Connection
+    }
+
+    /// Queues a frame outside of any reply (a published message, a MONITOR line).
+    pub fn push(&mut self, frame: &Reply) {
+        frame.encode(&mut self.pending, self.protocol);
+        self.pending_messages += 1;
+    }
+
+    /// Takes the output waiting for the transport.
+    pub fn take_pending(&mut self) -> Vec<u8> {
+        self.pending_messages = 0;
+        std::mem::take(&mut self.pending)
+    }
+}

@@ -1,0 +1,676 @@
+//! The server: databases, clients, and the one path every command takes.
+//!
+//! [`Server::call`] is Redis's `processCommand` followed by `call()`, in the same
+//! order: look the command up (once, in [`table`]); check its arity; refuse what a
+//! RESP2 client in subscribed mode may not run; inside MULTI, queue instead of
+//! running (a command that cannot even be queued marks the transaction dirty);
+//! then run it, with the keys it writes marked for WATCH, the time it took and
+//! whether it failed recorded in the command statistics, and MONITOR fed. A
+//! script's `redis.call` and the commands of an EXEC go through the same
+//! [`Server::call_in`], so there is one definition of what running a command
+//! means.
+//!
+//! A command that panics (a bug in the core) is caught here: its client gets an
+//! error, the panic is logged on stderr, and the server goes on serving.
+//!
+//! Databases: there are [`DATABASES`] keyspaces. The one the running client
+//! selected sits in [`Server::keyspace`], where every command family finds it;
+//! the others wait in a vector and are swapped in when a client with another
+//! selected database runs a command (a swap of two small structs, so SELECT
+//! costs nothing per command).
+
+pub mod client;
+pub mod config;
+pub mod docs;
+pub mod multi;
+pub mod pubsub;
+pub mod stats;
+pub mod table;
+
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::commands::Args;
+use crate::keyspace::{ExpireCycleStats, Keyspace};
+use crate::reply::{errors, Reply};
+pub use client::{Client, ClientId, ClientKind, ConnectInfo};
+use table::{flags, CommandSpec, Found, Handler};
+
+/// The Redis release whose replies the core reproduces (INFO, HELLO, Lua's
+/// `redis.REDIS_VERSION`).
+pub const REDIS_VERSION: &str = "8.6.3";
+
+/// Number of databases (`databases 16`).
+pub const DATABASES: usize = 16;
+
+/// How often Redis runs its active expire cycle (`hz 10`).
+pub const ACTIVE_EXPIRE_PERIOD: Duration = Duration::from_millis(100);
+/// The time one cycle may take: 25% of the period (`ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC`).
+pub const ACTIVE_EXPIRE_BUDGET: Duration = Duration::from_millis(25);
+
+/// What a blocking command waits for: any of `keys` (in database `db`) to receive
+/// elements, until `timeout_ms` passes (`None`: forever).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Blocked {
+    pub db: usize,
+    pub keys: Vec<Vec<u8>>,
+    pub timeout_ms: Option<i64>,
+}
+
+/// What a transport does after [`Server::call_into`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// The reply (if the client wants replies) is in the output buffer.
+    Done,
+    /// A blocking command found nothing: retry the same command when one of the
+    /// keys changes, or answer a null array at the timeout.
+    Blocked(Blocked),
+    /// QUIT (or CLIENT KILL of itself): write what is pending, then close.
+    Close,
+}
+
+type ClientMap = HashMap<ClientId, Box<Client>>;
+
+/// The core's server state.
+pub struct Server {
+    /// The database selected by the client whose command is running.
+    pub keyspace: Keyspace,
+    /// Every database; the slot of the one in `keyspace` holds an empty stand-in.
+    dbs: Vec<Keyspace>,
+    current_db: usize,
+    pub config: config::Config,
+    pub stats: stats::Stats,
+    clients: ClientMap,
+    next_client_id: ClientId,
+    /// The in-process client behind [`Server::cmd`] and [`Server::run`].
+    default_client: ClientId,
+    pub(crate) pubsub: pubsub::PubSub,
+    /// Clients (other than the caller's) that received output to send.
+    with_output: Vec<ClientId>,
+    /// Clients a command asked to close (CLIENT KILL).
+    to_close: Vec<ClientId>,
+    /// Set by a blocking command that found nothing, when its client may block.
+    pending_block: Option<Blocked>,
+    /// Depth of commands running inside another (EXEC, a script): those never block.
+    nesting: u32,
+    /// The generator behind random commands (ZRANDMEMBER, HRANDFIELD, skiplist
+    /// levels are separate).
+    pub rng: ChaCha8Rng,
+    /// The Lua state and script cache, created by the first script command.
+    /// Taken out while a script runs (the script's `redis.call`s borrow the rest).
+    pub(crate) scripting: Option<Box<crate::scripting::Engine>>,
+    /// What `PFDEBUG SIMD` reports (Redis on an AVX2 machine starts enabled; the
+    /// core has one code path either way).
+    pub(crate) hll_simd: bool,
+    pub started: Instant,
+    memory_probe: Option<fn() -> usize>,
+    /// The running script's clock and the transport's busy handler.
+    pub(crate) script_watch: crate::scripting::busy::SharedWatch,
+    /// Write commands run so far (Redis's `server.dirty`, roughly): a transport
+    /// retries blocked clients when it moves.
+    dirty: u64,
+    running_client: ClientId,
+}
+
+pub use crate::scripting::busy::{BusyHandler, BusyState, BusyVerdict};
+
+impl Default for Server {
+    fn default() -> Server {
+        Server::with_seed(0)
+    }
+}
+
+impl Server {
+    pub fn new() -> Server {
+        Server::default()
+    }
+
+    /// A server whose random draws (ZRANDMEMBER, HRANDFIELD) derive from `seed`.
+    /// Every dict hashes with the fixed [`crate::dict::DEFAULT_SEED`], where Redis
+    /// picks a random one at start-up, so a run of the core repeats exactly.
+    pub fn with_seed(seed: u64) -> Server {
+        let mut server = Server {
+            keyspace: Keyspace::new(),
+            dbs: (0..DATABASES).map(|_| Keyspace::new()).collect(),
+            current_db: 0,
+            config: config::Config::default(),
+            stats: stats::Stats::default(),
+            clients: HashMap::new(),
+            next_client_id: 1,
+            default_client: 0,
+            pubsub: pubsub::PubSub::default(),
+            with_output: Vec::new(),
+            to_close: Vec::new(),
+            pending_block: None,
+            nesting: 0,
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            scripting: None,
+            hll_simd: true,
+            started: Instant::now(),
+            memory_probe: None,
+            script_watch: crate::scripting::busy::ScriptWatch::shared(),
+            dirty: 0,
+            running_client: 0,
+        };
+        server.default_client = server.connect(ConnectInfo::in_process());
+        server
+    }
+
+    // ----- clients -----
+
+    /// A new client; its id is CLIENT ID.
+    pub fn connect(&mut self, info: ConnectInfo) -> ClientId {
+        let id = self.next_client_id;
+        self.next_client_id += 1;
+        self.clients.insert(id, Box::new(Client::new(id, info)));
+        if self.clients.len() > 1 {
+            self.stats.total_connections += 1;
+        }
+        id
+    }
+
+    /// The client is gone: its subscriptions, WATCHes and MULTI state with it.
+    pub fn disconnect(&mut self, id: ClientId) {
+        if let Some(mut client) = self.clients.remove(&id) {
+            multi::unwatch_all(self, &mut client);
+            self.pubsub.forget(&client);
+        }
+    }
+
+    pub fn client(&self, id: ClientId) -> Option<&Client> {
+        self.clients.get(&id).map(|c| &**c)
+    }
+
+    pub fn client_mut(&mut self, id: ClientId) -> Option<&mut Client> {
+        self.clients.get_mut(&id).map(|c| &mut **c)
+    }
+
+    /// Every client but the one running a command, for CLIENT LIST and friends.
+    pub(crate) fn other_clients(&self) -> impl Iterator<Item = &Client> {
+        self.clients.values().map(|c| &**c)
+    }
+
+    /// Number of connected clients (the in-process default client not counted).
+    pub fn connected_clients(&self) -> usize {
+        self.clients
+            .values()
+            .filter(|c| c.kind == ClientKind::Connection)
+            .count()
+    }
+
+    /// Queues `frame` for client `id` (not the one running a command).
+    pub(crate) fn push_to(&mut self, id: ClientId, frame: &Reply) -> bool {
+        let Some(client) = self.clients.get_mut(&id) else {
+            return false;
+        };
+        client.push(frame);
+        if !self.with_output.contains(&id) {
+            self.with_output.push(id);
+        }
+        true
+    }
+
+    /// Clients that received output (published messages, MONITOR lines) since the
+    /// last call; the transport takes it with [`Client::take_pending`].
+    pub fn take_clients_with_output(&mut self) -> Vec<ClientId> {
+        std::mem::take(&mut self.with_output)
+    }
+
+    /// Clients a command asked to close (CLIENT KILL).
+    pub fn take_clients_to_close(&mut self) -> Vec<ClientId> {
+        std::mem::take(&mut self.to_close)
+    }
+
+    pub(crate) fn close_client(&mut self, id: ClientId) {
+        if !self.to_close.contains(&id) {
+            self.to_close.push(id);
+        }
+    }
+
+    // ----- databases -----
+
+    /// Makes database `db` the one in [`Server::keyspace`].
+    pub(crate) fn switch_db(&mut self, db: usize) {
+        if db != self.current_db && db < DATABASES {
+            std::mem::swap(&mut self.keyspace, &mut self.dbs[self.current_db]);
+            std::mem::swap(&mut self.keyspace, &mut self.dbs[db]);
+            self.current_db = db;
+        }
+    }
+
+    /// The index of the database in [`Server::keyspace`].
+    pub fn current_db(&self) -> usize {
+        self.current_db
+    }
+
+    /// Database `db`, wherever it is kept.
+    pub fn db(&self, db: usize) -> &Keyspace {
+        if db == self.current_db {
+            &self.keyspace
+        } else {
+            &self.dbs[db]
+        }
+    }
+
+    pub fn db_mut(&mut self, db: usize) -> &mut Keyspace {
+        if db == self.current_db {
+            &mut self.keyspace
+        } else {
+            &mut self.dbs[db]
+        }
+    }
+
+    // ----- running commands -----
+
+    /// Runs one command for client `id` and returns its reply: the one entry
+    /// point (`processCommand`). A blocking command with nothing to serve answers
+    /// at once for an in-process client; a transport's client is told to block
+    /// by [`Server::call_into`].
+    pub fn call(&mut self, id: ClientId, argv: &[Vec<u8>]) -> Reply {
+        let Some(mut client) = self.clients.remove(&id) else {
+            return Reply::error("ERR no such client");
+        };
+        self.pending_block = None;
+        self.running_client = id;
+        let reply = self.process_command(&mut client, argv);
+        self.clients.insert(id, client);
+        reply
+    }
+
+    /// [`Server::call`] for a transport: the reply is encoded into `out` in the
+    /// client's protocol (unless CLIENT REPLY turned replies off), and the outcome
+    /// says whether the client must block or close.
+    pub fn call_into(&mut self, id: ClientId, argv: &[Vec<u8>], out: &mut Vec<u8>) -> Outcome {
+        let reply = self.call(id, argv);
+        if let Some(blocked) = self.pending_block.take() {
+            return Outcome::Blocked(blocked);
+        }
+        let Some(client) = self.clients.get_mut(&id) else {
+            return Outcome::Close;
+        };
+        // Frames queued for this client go first (the extra frames of a
+        // multi-channel SUBSCRIBE, messages it published to itself).
+        if !client.pending.is_empty() {
+            out.extend_from_slice(&client.take_pending());
+        }
+        if client.reply_mode.take_turn() {
+            reply.encode(out, client.protocol);
+        }
+        if client.close_requested {
+            Outcome::Close
+        } else {
+            Outcome::Done
+        }
+    }
+
+    /// Convenience for tests and in-process use: string arguments, on the
+    /// server's own in-process client.
+    pub fn cmd(&mut self, argv: &[&str]) -> Reply {
+        let owned: Vec<Vec<u8>> = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
+        self.call(self.default_client, &owned)
+    }
+
+    /// Convenience: byte arguments, on the in-process client.
+    pub fn run(&mut self, argv: &[Vec<u8>]) -> Reply {
+        self.call(self.default_client, argv)
+    }
+
+    /// `processCommand`: every check before a command may run, then the command.
+    fn process_command(&mut self, client: &mut Client, argv: &[Vec<u8>]) -> Reply {
+        client.last_interaction = Instant::now();
+        if argv.is_empty() {
+            return Reply::error("ERR empty command");
+        }
+        let (spec, fullname) = match table::resolve(argv) {
+            Found::Command(spec, fullname) => (spec, fullname),
+            Found::Unknown => return self.reject(client, None, unknown_command(argv)),
+            Found::UnknownSubcommand(container) => {
+                let e = table::unknown_subcommand_error(container, &argv[1]);
+                return self.reject(client, None, e);
+            }
+        };
+        client.last_command = fullname.clone();
+        if !spec.arity_ok(argv.len()) {
+            let e = Reply::error(errors::arity(&fullname));
+            return self.reject(client, Some(&fullname), e);
+        }
+        if client.multi.is_some() && spec.has(flags::NO_MULTI) {
+            let e = Reply::error("ERR Command not allowed inside a transaction");
+            return self.reject(client, Some(&fullname), e);
+        }
+        if client.in_pubsub_mode()
+            && client.protocol == crate::reply::Protocol::Resp2
+            && !spec.has(flags::OK_SUBSCRIBED)
+        {
+            let e = Reply::error(format!(
+                "ERR Can't execute '{fullname}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+            ));
+            return self.reject(client, Some(&fullname), e);
+        }
+        if client.multi.is_some() && !spec.has(flags::TX_CONTROL) {
+            return multi::queue(client, spec, argv);
+        }
+        self.switch_db(client.db);
+        self.call_in(client, spec, &fullname, argv)
+    }
+
+    /// `rejectCommand`: the error goes to the client, the error statistics count
+    /// it, a MULTI in progress becomes dirty, and a known command's
+    /// `rejected_calls` grows.
+    fn reject(&mut self, client: &mut Client, fullname: Option<&str>, error: Reply) -> Reply {
+        if let Some(m) = client.multi.as_mut() {
+            m.dirty = true;
+        }
+        if let Some(name) = fullname {
+            self.stats.command(name).rejected += 1;
+        }
+        self.stats.count_error(&error);
+        error
+    }
+
+    /// Redis's `call()`: runs a command that passed every check, for `client`
+    /// (a connection, the client of a script, or EXEC's own client).
+    pub(crate) fn call_in(
+        &mut self,
+        client: &mut Client,
+        spec: &'static CommandSpec,
+        fullname: &str,
+        argv: &[Vec<u8>],
+    ) -> Reply {
+        self.switch_db(client.db);
+        let writes = spec.has(flags::WRITE);
+        if writes {
+            self.keyspace.watches.begin_write();
+        }
+        let started = Instant::now();
+        let args = Args::new(argv);
+        let outcome = catch_unwind(AssertUnwindSafe(|| match spec.handler {
+            Handler::Server(f) => f(self, &args),
+            Handler::Client(f) => f(self, client, &args),
+            Handler::Legacy(f) => match f(self, &args) {
+                Reply::Error(e) => Err(Reply::Error(e)),
+                other => Ok(other),
+            },
+            Handler::Container => Err(Reply::error(errors::arity(fullname))),
+        }));
+        let elapsed = started.elapsed();
+        // A command may have switched databases (SELECT, MOVE, a script).
+        if writes {
+            self.db_mut(client.db).watches.end_write();
+            self.keyspace.watches.end_write();
+        }
+        let (reply, failed) = match outcome {
+            Ok(Ok(reply)) => (reply, false),
+            Ok(Err(error)) => (error, true),
+            Err(panic) => (self.panicked(fullname, argv, panic), true),
+        };
+        if self.nesting > 0 {
+            // Inside EXEC or a script nothing blocks: the null reply stands.
+            self.pending_block = None;
+        }
+        // A blocking command that found nothing wrote nothing either.
+        if writes && !failed && self.pending_block.is_none() {
+            self.dirty += 1;
+        }
+        let usec = elapsed.as_micros() as u64;
+        let stat = self.stats.command(fullname);
+        stat.calls += 1;
+        stat.usec += usec;
+        if failed {
+            stat.failed += 1;
+            self.stats.count_error(&reply);
+        }
+        self.stats.total_commands += 1;
+        if !spec.has(flags::SKIP_SLOWLOG) {
+            self.stats
+                .slowlog_consider(&self.config, client, argv, elapsed);
+        }
+        if !spec.has(flags::SKIP_MONITOR) && !spec.has(flags::ADMIN) {
+            self.feed_monitors(client, argv);
+        }
+        reply
+    }
+
+    /// Runs a command inside another one (EXEC's queue, a script's `redis.call`):
+    /// nothing blocks, and the outer command's database comes back afterwards.
+    pub(crate) fn call_nested(
+        &mut self,
+        client: &mut Client,
+        spec: &'static CommandSpec,
+        fullname: &str,
+        argv: &[Vec<u8>],
+    ) -> Reply {
+        self.nesting += 1;
+        let reply = self.call_in(client, spec, fullname, argv);
+        self.nesting -= 1;
+        reply
+    }
+
+    fn panicked(
+        &mut self,
+        fullname: &str,
+        argv: &[Vec<u8>],
+        panic: Box<dyn std::any::Any + Send>,
+    ) -> Reply {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        let shown: Vec<String> = argv
+            .iter()
+            .take(8)
+            .map(|a| String::from_utf8_lossy(&a[..a.len().min(64)]).into_owned())
+            .collect();
+        eprintln!("redislab-core: BUG: '{fullname}' panicked on {shown:?}: {what}");
+        self.stats.panics += 1;
+        Reply::error(format!(
+            "ERR internal error in '{fullname}' (a bug in the core, logged): {}",
+            what.replace(['\r', '\n'], " ")
+        ))
+    }
+
+    /// Called by a blocking command that found nothing to serve. Only a
+    /// connection's own command (not one inside EXEC or a script) really blocks.
+    pub(crate) fn block(&mut self, keys: Vec<Vec<u8>>, timeout_ms: Option<i64>) {
+        if self.nesting == 0 {
+            self.pending_block = Some(Blocked {
+                db: self.current_db,
+                keys,
+                timeout_ms,
+            });
+        }
+    }
+
+    /// MONITOR: every command, as `+<time> [<db> <addr>] "name" "arg" ...`.
+    fn feed_monitors(&mut self, client: &Client, argv: &[Vec<u8>]) {
+        if self.pubsub.monitors.is_empty() {
+            return;
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let origin = if client.id == client::SCRIPT_CLIENT_ID {
+            "lua".to_string()
+        } else {
+            client.addr.clone()
+        };
+        let mut line = format!(
+            "{}.{:06} [{} {}]",
+            now.as_secs(),
+            now.subsec_micros(),
+            client.db,
+            origin
+        );
+        for arg in argv {
+            line.push(' ');
+            line.push_str(&repr(arg));
+        }
+        let frame = Reply::Status(line);
+        for id in self.pubsub.monitors.clone() {
+            if id != client.id {
+                self.push_to(id, &frame);
+            }
+        }
+    }
+
+    // ----- time-driven work -----
+
+    /// One run of Redis's slow active expire cycle over every database: deletes
+    /// keys whose TTL passed even if nobody reads them again. The transport calls
+    /// this about every [`ACTIVE_EXPIRE_PERIOD`] (Redis: 10 times a second, 25% of
+    /// that period at most).
+    pub fn active_expire_cycle(&mut self) -> ExpireCycleStats {
+        let mut total = ExpireCycleStats::default();
+        if !self.config.active_expire {
+            return total;
+        }
+        let now = crate::keyspace::now_ms();
+        let started = Instant::now();
+        for db in 0..DATABASES {
+            let left = ACTIVE_EXPIRE_BUDGET.saturating_sub(started.elapsed());
+            if left.is_zero() {
+                break;
+            }
+            let ks = self.db_mut(db);
+            if ks.volatile_len() == 0 {
+                continue;
+            }
+            let stats = ks.active_expire_cycle(now, left);
+            total.examined += stats.examined;
+            total.expired += stats.expired;
+        }
+        self.stats.expired_keys += total.expired as u64;
+        total
+    }
+
+    /// INFO's `used_memory`: the heap in use, as reported by the allocator probe a
+    /// binary installs ([`Server::set_memory_probe`]), else 0.
+    pub fn used_memory(&self) -> usize {
+        self.memory_probe.map_or(0, |probe| probe())
+    }
+
+    /// Installs what answers other clients while a script is busy (see
+    /// [`crate::scripting::busy`]).
+    pub fn set_busy_handler(&mut self, handler: BusyHandler) {
+        self.lock_watch().set_handler(handler);
+    }
+
+    pub(crate) fn lock_watch(
+        &self,
+    ) -> std::sync::MutexGuard<'_, crate::scripting::busy::ScriptWatch> {
+        self.script_watch
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The client whose command is running (CLIENT ID of the caller).
+    pub fn running_client(&self) -> ClientId {
+        self.running_client
+    }
+
+    /// How many write commands have run (moves whenever data may have changed).
+    pub fn dirty(&self) -> u64 {
+        self.dirty
+    }
+
+    /// Installs a function that reports the process's heap in use (the listener's
+    /// counting allocator).
+    pub fn set_memory_probe(&mut self, probe: fn() -> usize) {
+        self.memory_probe = Some(probe);
+    }
+
+    /// Names of all commands the core implements, lower case.
+    pub fn command_names() -> impl Iterator<Item = &'static str> {
+        table::all().into_iter().map(|c| c.name)
+    }
+}
+
+/// Redis's wording: the name, then up to ~128 bytes of quoted arguments.
+pub(crate) fn unknown_command(argv: &[Vec<u8>]) -> Reply {
+    let name = String::from_utf8_lossy(&argv[0]);
+    let mut text = format!("ERR unknown command '{}'", truncate(&name, 128));
+    if argv.len() >= 2 {
+        let mut listed = String::new();
+        for arg in &argv[1..] {
+            if listed.len() >= 128 {
+                break;
+            }
+            let room = 128 - listed.len();
+            listed.push_str(&format!(
+                "'{}' ",
+                truncate(&String::from_utf8_lossy(arg), room)
+            ));
+        }
+        text.push_str(&format!(", with args beginning with: {listed}"));
+    }
+    Reply::error(text.replace(['\r', '\n'], " "))
+}
+
+/// `sdscatrepr`: a quoted string with `\\`, `\"`, `\n`, `\r`, `\t`, `\a`,
+/// `\b` escaped and other non-printable bytes as `\xHH`.
+pub(crate) fn repr(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 2);
+    out.push('"');
+    for &b in bytes {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'"' => out.push_str("\\\""),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            7 => out.push_str("\\a"),
+            8 => out.push_str("\\b"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+pub(crate) fn truncate(s: &str, max_bytes: usize) -> &str {
+    let mut end = s.len().min(max_bytes);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_commands_and_arity_read_like_redis() {
+        let mut s = Server::new();
+        assert_eq!(
+            s.cmd(&["NOPE", "a", "b"]),
+            Reply::error("ERR unknown command 'NOPE', with args beginning with: 'a' 'b' ")
+        );
+        assert_eq!(s.cmd(&["nope"]), Reply::error("ERR unknown command 'nope'"));
+        assert_eq!(
+            s.cmd(&["zscore", "k"]),
+            Reply::error("ERR wrong number of arguments for 'zscore' command")
+        );
+    }
+
+    #[test]
+    fn each_client_has_its_own_database() {
+        let mut s = Server::new();
+        let a = s.connect(ConnectInfo::in_process());
+        let b = s.connect(ConnectInfo::in_process());
+        let argv = |w: &[&str]| w.iter().map(|x| x.as_bytes().to_vec()).collect::<Vec<_>>();
+        assert_eq!(s.call(b, &argv(&["SELECT", "3"])), Reply::ok());
+        s.call(a, &argv(&["SET", "k", "in0"]));
+        s.call(b, &argv(&["SET", "k", "in3"]));
+        assert_eq!(s.call(a, &argv(&["GET", "k"])), Reply::bulk("in0"));
+        assert_eq!(s.call(b, &argv(&["GET", "k"])), Reply::bulk("in3"));
+        assert_eq!(s.db(3).len(), 1);
+        assert_eq!(s.db(0).len(), 1);
+    }
+}

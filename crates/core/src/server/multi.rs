@@ -1,0 +1,194 @@
+//! MULTI/EXEC/DISCARD/WATCH/UNWATCH: transactions (Redis's `multi.c`).
+//!
+//! After MULTI, [`super::Server::call`] queues every command except the
+//! transaction commands themselves (and QUIT/RESET), answering `+QUEUED`; a
+//! command that cannot be queued (unknown, wrong arity, not allowed in MULTI)
+//! makes the transaction dirty, and EXEC then answers EXECABORT. EXEC runs the
+//! queue in one go through the same call path as any command, so nothing of
+//! another client interleaves.
+//!
+//! WATCH is optimistic locking: EXEC answers a null array if a watched key was
+//! modified (written, deleted, expired, flushed) since WATCH. Each database keeps
+//! versions of its watched keys ([`crate::watch`]); the client remembers the
+//! version it saw.
+
+use super::client::{Client, MultiState, Watched};
+use super::table::{self, flags, CmdResult, CommandSpec, Found};
+use super::Server;
+use crate::commands::Args;
+use crate::reply::Reply;
+
+/// Queues a command inside MULTI (its checks already passed).
+pub(super) fn queue(client: &mut Client, spec: &CommandSpec, argv: &[Vec<u8>]) -> Reply {
+    let m = client.multi.get_or_insert_with(MultiState::default);
+    m.has_writes |= spec.has(flags::WRITE);
+    m.queued.push(argv.to_vec());
+    Reply::Status("QUEUED".into())
+}
+
+pub fn multi(_: &mut Server, c: &mut Client, _: &Args) -> CmdResult {
+    if c.multi.is_some() {
+        return Err(Reply::error("ERR MULTI calls can not be nested"));
+    }
+    c.multi = Some(MultiState::default());
+    Ok(Reply::ok())
+}
+
+pub fn exec(s: &mut Server, c: &mut Client, _: &Args) -> CmdResult {
+    let Some(m) = c.multi.take() else {
+        return Err(Reply::error("ERR EXEC without MULTI"));
+    };
+    let modified = c.watch_dirty
+        || c.watched
+            .iter()
+            .any(|w| s.db(w.db).watches.version(&w.key) != w.version);
+    unwatch_all(s, c);
+    if m.dirty {
+        return Err(Reply::error(
+            "EXECABORT Transaction discarded because of previous errors.",
+        ));
+    }
+    if modified {
+        return Ok(Reply::NilArray);
+    }
+    let mut replies = Vec::with_capacity(m.queued.len());
+    for argv in &m.queued {
+        let reply = match table::resolve(argv) {
+            Found::Command(spec, fullname) => s.call_nested(c, spec, &fullname, argv),
+            // Checked when queued; a table cannot lose a command in between.
+            _ => super::unknown_command(argv),
+        };
+        replies.push(reply);
+    }
+    Ok(Reply::Array(replies))
+}
+
+pub fn discard(s: &mut Server, c: &mut Client, _: &Args) -> CmdResult {
+    if c.multi.take().is_none() {
+        return Err(Reply::error("ERR DISCARD without MULTI"));
+    }
+    unwatch_all(s, c);
+    Ok(Reply::ok())
+}
+
+pub fn watch(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
+    if c.multi.is_some() {
+        return Err(Reply::error("ERR WATCH inside MULTI is not allowed"));
+    }
+    for i in 1..a.len() {
+        let key = a.bytes(i);
+        if c.watched.iter().any(|w| w.db == c.db && w.key == key) {
+            continue;
+        }
+        // A key that is already past its TTL counts as absent: looking it up
+        // first makes the expiry happen before the version is taken.
+        s.keyspace.contains(key);
+        let version = s.keyspace.watches.watch(key);
+        c.watched.push(Watched {
+            db: c.db,
+            key: key.to_vec(),
+            version,
+        });
+    }
+    Ok(Reply::ok())
+}
+
+pub fn unwatch(s: &mut Server, c: &mut Client, _: &Args) -> CmdResult {
+    unwatch_all(s, c);
+    Ok(Reply::ok())
+}
+
+/// Forgets every watched key (UNWATCH, after EXEC/DISCARD, RESET, on disconnect).
+pub(crate) fn unwatch_all(s: &mut Server, c: &mut Client) {
+    for w in c.watched.drain(..) {
+        s.db_mut(w.db).watches.unwatch(&w.key);
+    }
+    c.watch_dirty = false;
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::server::ConnectInfo;
+    use crate::{Reply, Server};
+
+    fn argv(words: &[&str]) -> Vec<Vec<u8>> {
+        words.iter().map(|w| w.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn exec_runs_the_queue_and_watch_aborts_on_a_write() {
+        let mut s = Server::new();
+        let a = s.connect(ConnectInfo::in_process());
+        let b = s.connect(ConnectInfo::in_process());
+        let queued = Reply::Status("QUEUED".into());
+        assert_eq!(s.call(a, &argv(&["MULTI"])), Reply::ok());
+        assert_eq!(s.call(a, &argv(&["SET", "k", "1"])), queued);
+        assert_eq!(s.call(a, &argv(&["INCR", "k"])), queued);
+        assert_eq!(
+            s.call(a, &argv(&["EXEC"])),
+            Reply::Array(vec![Reply::ok(), Reply::Integer(2)])
+        );
+
+        s.call(a, &argv(&["WATCH", "k"]));
+        s.call(b, &argv(&["INCR", "k"]));
+        s.call(a, &argv(&["MULTI"]));
+        s.call(a, &argv(&["SET", "k", "10"]));
+        assert_eq!(s.call(a, &argv(&["EXEC"])), Reply::NilArray);
+        assert_eq!(s.cmd(&["GET", "k"]), Reply::bulk("3"));
+
+        // A read by someone else does not abort.
+        s.call(a, &argv(&["WATCH", "k"]));
+        s.call(b, &argv(&["GET", "k"]));
+        s.call(a, &argv(&["MULTI"]));
+        s.call(a, &argv(&["SET", "k", "10"]));
+        assert_eq!(s.call(a, &argv(&["EXEC"])), Reply::Array(vec![Reply::ok()]));
+    }
+
+    #[test]
+    fn a_bad_command_poisons_the_transaction() {
+        let mut s = Server::new();
+        let a = s.connect(ConnectInfo::in_process());
+        s.call(a, &argv(&["MULTI"]));
+        assert!(s.call(a, &argv(&["NOPE"])).is_error());
+        assert!(s.call(a, &argv(&["GET"])).is_error());
+        assert_eq!(
+            s.call(a, &argv(&["EXEC"])),
+            Reply::error("EXECABORT Transaction discarded because of previous errors.")
+        );
+        assert_eq!(
+            s.call(a, &argv(&["EXEC"])),
+            Reply::error("ERR EXEC without MULTI")
+        );
+    }
+
+    #[test]
+    fn publish_inside_multi_is_queued() {
+        let mut s = Server::new();
+        let a = s.connect(ConnectInfo::in_process());
+        s.call(a, &argv(&["MULTI"]));
+        assert_eq!(
+            s.call(a, &argv(&["PUBLISH", "ch", "hi"])),
+            Reply::Status("QUEUED".into())
+        );
+        assert_eq!(
+            s.call(a, &argv(&["EXEC"])),
+            Reply::Array(vec![Reply::Integer(0)])
+        );
+    }
+
+    #[test]
+    fn a_write_in_another_database_does_not_abort() {
+        let mut s = Server::new();
+        let a = s.connect(ConnectInfo::in_process());
+        let b = s.connect(ConnectInfo::in_process());
+        s.call(a, &argv(&["WATCH", "k"]));
+        s.call(b, &argv(&["SELECT", "1"]));
+        s.call(b, &argv(&["SET", "k", "x"]));
+        s.call(a, &argv(&["MULTI"]));
+        s.call(a, &argv(&["PING"]));
+        assert_eq!(
+            s.call(a, &argv(&["EXEC"])),
+            Reply::Array(vec![Reply::Status("PONG".into())])
+        );
+    }
+}

@@ -1,0 +1,242 @@
+//! Pub/sub: SUBSCRIBE, PSUBSCRIBE, their UNSUBSCRIBEs, PUBLISH and PUBSUB, with
+//! Redis's frames in RESP2 (arrays) and RESP3 (push frames); and the MONITOR list.
+//!
+//! A subscription belongs to a client; the server keeps the reverse index
+//! (channel → subscribers in subscription order, and the list of patterns) so
+//! PUBLISH finds its receivers. A message for another client is encoded into that
+//! client's pending output, which the transport sends when it can; a client that
+//! lets it grow past its output-buffer limit is disconnected by the transport,
+//! as Redis does with `client-output-buffer-limit pubsub`.
+//!
+//! Left out: sharded pub/sub (SSUBSCRIBE/SPUBLISH) and keyspace notifications.
+
+use std::collections::HashMap;
+
+use super::client::{Client, ClientId};
+use super::table::CmdResult;
+use super::Server;
+use crate::commands::Args;
+use crate::glob::glob_match;
+use crate::reply::{Protocol, Reply};
+
+#[derive(Default)]
+pub struct PubSub {
+    /// Channel → subscribed clients, in subscription order.
+    channels: HashMap<Vec<u8>, Vec<ClientId>>,
+    /// (pattern, client), in subscription order.
+    patterns: Vec<(Vec<u8>, ClientId)>,
+    /// Clients in MONITOR mode.
+    pub(crate) monitors: Vec<ClientId>,
+}
+
+impl PubSub {
+    /// The client is gone.
+    pub fn forget(&mut self, client: &Client) {
+        for ch in &client.channels {
+            if let Some(list) = self.channels.get_mut(ch) {
+                list.retain(|&c| c != client.id);
+                if list.is_empty() {
+                    self.channels.remove(ch);
+                }
+            }
+        }
+        if !client.patterns.is_empty() {
+            self.patterns.retain(|(_, c)| *c != client.id);
+        }
+        self.monitors.retain(|&c| c != client.id);
+    }
+
+    pub fn channel_count(&self) -> usize {
+        self.channels.len()
+    }
+
+    pub fn pattern_count(&self) -> usize {
+        self.patterns.len()
+    }
+}
+
+fn frame(kind: &str, name: Option<&[u8]>, count: usize) -> Reply {
+    let name = name.map_or(Reply::Nil, Reply::bulk);
+    Reply::Push(vec![Reply::bulk(kind), name, Reply::Integer(count as i64)])
+}
+
+/// The frames of a (P)(UN)SUBSCRIBE go out as separate replies: all but the last
+/// are pushed ahead of it into the client's own output.
+fn answer(c: &mut Client, mut frames: Vec<Reply>) -> CmdResult {
+    let last = frames.pop().unwrap_or(Reply::Nil);
+    for f in &frames {
+        c.push(f);
+    }
+    Ok(last)
+}
+
+pub fn subscribe(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
+    let mut frames = Vec::new();
+    for i in 1..a.len() {
+        let ch = a.bytes(i);
+        if c.channels.insert(ch.to_vec()) {
+            s.pubsub.channels.entry(ch.to_vec()).or_default().push(c.id);
+        }
+        frames.push(frame("subscribe", Some(ch), c.subscriptions()));
+    }
+    answer(c, frames)
+}
+
+pub fn psubscribe(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
+    let mut frames = Vec::new();
+    for i in 1..a.len() {
+        let p = a.bytes(i);
+        if c.patterns.insert(p.to_vec()) {
+            s.pubsub.patterns.push((p.to_vec(), c.id));
+        }
+        frames.push(frame("psubscribe", Some(p), c.subscriptions()));
+    }
+    answer(c, frames)
+}
+
+pub fn unsubscribe(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
+    let names: Vec<Vec<u8>> = if a.len() > 1 {
+        (1..a.len()).map(|i| a.bytes(i).to_vec()).collect()
+    } else {
+        c.channels.iter().cloned().collect()
+    };
+    if names.is_empty() {
+        return Ok(frame("unsubscribe", None, c.subscriptions()));
+    }
+    let mut frames = Vec::new();
+    for ch in names {
+        if c.channels.remove(&ch) {
+            if let Some(list) = s.pubsub.channels.get_mut(&ch) {
+                list.retain(|&id| id != c.id);
+                if list.is_empty() {
+                    s.pubsub.channels.remove(&ch);
+                }
+            }
+        }
+        frames.push(frame("unsubscribe", Some(&ch), c.subscriptions()));
+    }
+    answer(c, frames)
+}
+
+pub fn punsubscribe(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
+    let names: Vec<Vec<u8>> = if a.len() > 1 {
+        (1..a.len()).map(|i| a.bytes(i).to_vec()).collect()
+    } else {
+        c.patterns.iter().cloned().collect()
+    };
+    if names.is_empty() {
+        return Ok(frame("punsubscribe", None, c.subscriptions()));
+    }
+    let mut frames = Vec::new();
+    for p in names {
+        if c.patterns.remove(&p) {
+            s.pubsub
+                .patterns
+                .retain(|(q, id)| !(*q == p && *id == c.id));
+        }
+        frames.push(frame("punsubscribe", Some(&p), c.subscriptions()));
+    }
+    answer(c, frames)
+}
+
+/// Delivers to channel subscribers, then pattern subscribers; returns how many
+/// received it (a client matching twice counts twice, as in Redis).
+pub fn publish(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
+    let (channel, message) = (a.bytes(1), a.bytes(2));
+    let mut receivers = 0;
+    let msg = Reply::Push(vec![
+        Reply::bulk("message"),
+        Reply::bulk(channel),
+        Reply::bulk(message),
+    ]);
+    let subscribers = s.pubsub.channels.get(channel).cloned().unwrap_or_default();
+    for id in subscribers {
+        receivers += deliver(s, c, id, &msg) as i64;
+    }
+    let matching: Vec<(Vec<u8>, ClientId)> = s
+        .pubsub
+        .patterns
+        .iter()
+        .filter(|(p, _)| glob_match(p, channel))
+        .cloned()
+        .collect();
+    for (pattern, id) in matching {
+        let msg = Reply::Push(vec![
+            Reply::bulk("pmessage"),
+            Reply::bulk(pattern),
+            Reply::bulk(channel),
+            Reply::bulk(message),
+        ]);
+        receivers += deliver(s, c, id, &msg) as i64;
+    }
+    s.stats.pubsub_messages += 1;
+    Ok(Reply::Integer(receivers))
+}
+
+/// Sends `frame` to client `id`; the publisher itself (a RESP3 client may be
+/// subscribed and publish) gets it ahead of its PUBLISH reply.
+fn deliver(s: &mut Server, publisher: &mut Client, id: ClientId, frame: &Reply) -> bool {
+    if id == publisher.id {
+        publisher.push(frame);
+        true
+    } else {
+        s.push_to(id, frame)
+    }
+}
+
+/// PING: in subscribed mode over RESP2, Redis answers `["pong", payload]`.
+pub fn ping(_: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
+    if a.len() > 2 {
+        return Err(Reply::error(crate::reply::errors::arity("ping")));
+    }
+    if c.in_pubsub_mode() && c.protocol == Protocol::Resp2 {
+        let payload = if a.len() == 2 {
+            Reply::bulk(a.bytes(1))
+        } else {
+            Reply::bulk("")
+        };
+        return Ok(Reply::Array(vec![Reply::bulk("pong"), payload]));
+    }
+    Ok(if a.len() == 2 {
+        Reply::bulk(a.bytes(1))
+    } else {
+        Reply::Status("PONG".into())
+    })
+}
+
+/// PUBSUB CHANNELS [pattern]
+pub fn pubsub_channels(s: &mut Server, a: &Args) -> CmdResult {
+    let mut names: Vec<&Vec<u8>> = s
+        .pubsub
+        .channels
+        .keys()
+        .filter(|ch| a.len() < 3 || glob_match(a.bytes(2), ch))
+        .collect();
+    names.sort();
+    Ok(Reply::Array(names.into_iter().map(Reply::bulk).collect()))
+}
+
+/// PUBSUB NUMSUB [channel ...]
+pub fn pubsub_numsub(s: &mut Server, a: &Args) -> CmdResult {
+    let pairs = (2..a.len())
+        .map(|i| {
+            let n = s.pubsub.channels.get(a.bytes(i)).map_or(0, |l| l.len());
+            (Reply::bulk(a.bytes(i)), Reply::Integer(n as i64))
+        })
+        .collect();
+    Ok(Reply::Map(pairs))
+}
+
+/// PUBSUB NUMPAT
+pub fn pubsub_numpat(s: &mut Server, _: &Args) -> CmdResult {
+    Ok(Reply::Integer(s.pubsub.patterns.len() as i64))
+}
+
+/// MONITOR: from now on the client receives every command the server runs.
+pub fn monitor(s: &mut Server, c: &mut Client, _: &Args) -> CmdResult {
+    if !c.monitor {
+        c.monitor = true;
+        s.pubsub.monitors.push(c.id);
+    }
+    Ok(Reply::ok())
+}

@@ -1,0 +1,134 @@
+//! What the server counts: INFO's `commandstats` (calls, time, rejected and
+//! failed calls per command), `errorstats` (errors by their code), the `stats`
+//! counters, and the SLOWLOG.
+//!
+//! As in Redis, a command refused before it runs (wrong arity, not allowed in
+//! this context) counts as `rejected_calls`, one that ran and answered an error
+//! as `failed_calls`; an unknown command counts only in `errorstats`. The slow
+//! log keeps commands that took at least `slowlog-log-slower-than` microseconds,
+//! newest first, at most `slowlog-max-len` of them, with at most 32 arguments
+//! of at most 128 bytes each (Redis's `SLOWLOG_ENTRY_MAX_ARGC/STRING`).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use super::client::Client;
+use super::config::Config;
+use crate::reply::Reply;
+
+/// One command's line of INFO commandstats.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CommandStat {
+    pub calls: u64,
+    pub usec: u64,
+    pub rejected: u64,
+    pub failed: u64,
+}
+
+/// One SLOWLOG entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SlowEntry {
+    pub id: u64,
+    pub unix_time: i64,
+    pub usec: u64,
+    pub argv: Vec<Vec<u8>>,
+    pub addr: String,
+    pub name: String,
+}
+
+const SLOWLOG_MAX_ARGC: usize = 32;
+const SLOWLOG_MAX_STRING: usize = 128;
+
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// By full command name (`config|get`), sorted as INFO lists them.
+    pub commands: BTreeMap<String, CommandStat>,
+    /// By error code (`ERR`, `WRONGTYPE`, ...).
+    pub errors: BTreeMap<String, u64>,
+    pub total_commands: u64,
+    pub total_connections: u64,
+    pub rejected_connections: u64,
+    pub expired_keys: u64,
+    pub keyspace_hits: u64,
+    pub keyspace_misses: u64,
+    pub pubsub_messages: u64,
+    pub total_error_replies: u64,
+    /// Clients closed for exceeding their output-buffer limit.
+    pub output_limit_disconnections: u64,
+    /// Commands that panicked (bugs in the core, answered with an error).
+    pub panics: u64,
+    pub slowlog: VecDeque<SlowEntry>,
+    pub slowlog_next_id: u64,
+}
+
+impl Stats {
+    pub fn command(&mut self, fullname: &str) -> &mut CommandStat {
+        if !self.commands.contains_key(fullname) {
+            self.commands
+                .insert(fullname.to_string(), CommandStat::default());
+        }
+        self.commands.get_mut(fullname).expect("just inserted")
+    }
+
+    /// Counts an error reply under its code (the first word, as `afterErrorReply`).
+    pub fn count_error(&mut self, reply: &Reply) {
+        let Reply::Error(text) = reply else { return };
+        let code = text.split(' ').next().unwrap_or("ERR");
+        *self.errors.entry(code.to_string()).or_default() += 1;
+        self.total_error_replies += 1;
+    }
+
+    /// CONFIG RESETSTAT.
+    pub fn reset(&mut self) {
+        let slowlog = std::mem::take(&mut self.slowlog);
+        let next = self.slowlog_next_id;
+        *self = Stats::default();
+        self.slowlog = slowlog;
+        self.slowlog_next_id = next;
+    }
+
+    /// `slowlogPushEntryIfNeeded`.
+    pub fn slowlog_consider(
+        &mut self,
+        config: &Config,
+        client: &Client,
+        argv: &[Vec<u8>],
+        elapsed: Duration,
+    ) {
+        let threshold = config.slowlog_log_slower_than;
+        let usec = elapsed.as_micros() as u64;
+        if threshold < 0 || (usec as i64) < threshold {
+            return;
+        }
+        let mut args: Vec<Vec<u8>> = Vec::new();
+        for (i, a) in argv.iter().enumerate() {
+            if i == SLOWLOG_MAX_ARGC - 1 && argv.len() > SLOWLOG_MAX_ARGC {
+                let more = argv.len() - SLOWLOG_MAX_ARGC + 1;
+                args.push(format!("... ({more} more arguments)").into_bytes());
+                break;
+            }
+            if a.len() > SLOWLOG_MAX_STRING {
+                let mut t = a[..SLOWLOG_MAX_STRING].to_vec();
+                t.extend_from_slice(
+                    format!("... ({} more bytes)", a.len() - SLOWLOG_MAX_STRING).as_bytes(),
+                );
+                args.push(t);
+            } else {
+                args.push(a.clone());
+            }
+        }
+        let entry = SlowEntry {
+            id: self.slowlog_next_id,
+            unix_time: crate::keyspace::now_ms() / 1000,
+            usec,
+            argv: args,
+            addr: client.addr.clone(),
+            name: client.name.clone().unwrap_or_default(),
+        };
+        self.slowlog_next_id += 1;
+        self.slowlog.push_front(entry);
+        while self.slowlog.len() > config.slowlog_max_len as usize {
+            self.slowlog.pop_back();
+        }
+    }
+}

@@ -1,0 +1,415 @@
+//! The command table: what every command is, in one place.
+//!
+//! Redis keeps one `redisCommand` per command (generated from its
+//! `src/commands/*.json`): name, arity, flags, key positions, documentation, and
+//! the subcommands of container commands such as CONFIG or CLIENT. Every decision
+//! `processCommand` takes before running a command reads that entry: is it known,
+//! is the argument count right, may it run in subscribed mode, is it queued by
+//! MULTI, does it write (so WATCH must notice), may a script call it. The core
+//! does the same with [`CommandSpec`]: each family module registers its rows, and
+//! [`lookup`] finds them once per call (by name, ignoring ASCII case, without
+//! allocating). COMMAND INFO/DOCS/LIST/COUNT/GETKEYS are generated from here.
+//!
+//! How this differs from Redis's table: key positions are the legacy
+//! `(first, last, step)` triple plus a "movable keys" flag (Redis 7 also has
+//! key-specs with begin-search/find-keys rules; the triple answers COMMAND
+//! GETKEYS for every command the core has, with per-command code for the movable
+//! ones). Documentation is one summary line and one syntax line per command (the
+//! syntax is parsed into COMMAND DOCS arguments by [`crate::server::docs`]).
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use super::client::Client;
+use super::Server;
+use crate::commands::Args;
+use crate::reply::Reply;
+
+/// What a command returns: its reply, or the error reply it stopped with (so
+/// handlers can use `?`).
+pub type CmdResult = Result<Reply, Reply>;
+
+/// A command that needs only the server (the keyspace, config, ...).
+pub type ServerFn = fn(&mut Server, &Args) -> CmdResult;
+/// A command that reads or changes its own client (SELECT, MULTI, SUBSCRIBE,
+/// CLIENT SETNAME, HELLO, ...).
+pub type ClientFn = fn(&mut Server, &mut Client, &Args) -> CmdResult;
+/// A handler still written in the older style (errors as `Ok`-less replies);
+/// being converted family by family.
+pub type LegacyFn = fn(&mut Server, &Args) -> Reply;
+
+#[derive(Clone, Copy)]
+pub enum Handler {
+    Server(ServerFn),
+    Client(ClientFn),
+    Legacy(LegacyFn),
+    /// A container command (CONFIG, CLIENT, OBJECT, ...): the work is done by the
+    /// subcommand's own row.
+    Container,
+}
+
+/// Command flags, as Redis's `CMD_*` (the names COMMAND INFO prints).
+pub mod flags {
+    pub const WRITE: u32 = 1 << 0;
+    pub const READONLY: u32 = 1 << 1;
+    pub const DENYOOM: u32 = 1 << 2;
+    pub const ADMIN: u32 = 1 << 3;
+    pub const PUBSUB: u32 = 1 << 4;
+    pub const NOSCRIPT: u32 = 1 << 5;
+    pub const BLOCKING: u32 = 1 << 6;
+    pub const LOADING: u32 = 1 << 7;
+    pub const STALE: u32 = 1 << 8;
+    pub const SKIP_MONITOR: u32 = 1 << 9;
+    pub const SKIP_SLOWLOG: u32 = 1 << 10;
+    pub const FAST: u32 = 1 << 11;
+    pub const NO_AUTH: u32 = 1 << 12;
+    pub const MAY_REPLICATE: u32 = 1 << 13;
+    pub const NO_MANDATORY_KEYS: u32 = 1 << 14;
+    pub const NO_MULTI: u32 = 1 << 15;
+    pub const MOVABLE_KEYS: u32 = 1 << 16;
+    pub const ALLOW_BUSY: u32 = 1 << 17;
+    pub const NO_ASYNC_LOADING: u32 = 1 << 18;
+    /// Allowed on a RESP2 connection in subscribed mode (not a Redis flag: Redis
+    /// lists those commands by handler in `processCommand`).
+    pub const OK_SUBSCRIBED: u32 = 1 << 24;
+    /// MULTI/EXEC/DISCARD/WATCH/QUIT/RESET: run at once even inside MULTI (Redis
+    /// also lists these by handler).
+    pub const TX_CONTROL: u32 = 1 << 25;
+
+    /// `(bit, name)` in the order Redis's COMMAND INFO lists flags.
+    pub const NAMES: &[(u32, &str)] = &[
+        (WRITE, "write"),
+        (READONLY, "readonly"),
+        (DENYOOM, "denyoom"),
+        (ADMIN, "admin"),
+        (PUBSUB, "pubsub"),
+        (NOSCRIPT, "noscript"),
+        (BLOCKING, "blocking"),
+        (LOADING, "loading"),
+        (STALE, "stale"),
+        (SKIP_MONITOR, "skip_monitor"),
+        (SKIP_SLOWLOG, "skip_slowlog"),
+        (FAST, "fast"),
+        (NO_AUTH, "no_auth"),
+        (MAY_REPLICATE, "may_replicate"),
+        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (NO_ASYNC_LOADING, "no_async_loading"),
+        (NO_MULTI, "no_multi"),
+        (MOVABLE_KEYS, "movablekeys"),
+        (ALLOW_BUSY, "allow_busy"),
+    ];
+}
+
+/// The command groups of COMMAND DOCS (and the ACL category each implies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    Generic,
+    String,
+    List,
+    Set,
+    SortedSet,
+    Hash,
+    PubSub,
+    Transactions,
+    Connection,
+    Server,
+    Scripting,
+    HyperLogLog,
+    Cluster,
+    Geo,
+    Bitmap,
+}
+
+impl Group {
+    /// The name COMMAND DOCS prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Generic => "generic",
+            Group::String => "string",
+            Group::List => "list",
+            Group::Set => "set",
+            Group::SortedSet => "sorted-set",
+            Group::Hash => "hash",
+            Group::PubSub => "pubsub",
+            Group::Transactions => "transactions",
+            Group::Connection => "connection",
+            Group::Server => "server",
+            Group::Scripting => "scripting",
+            Group::HyperLogLog => "hyperloglog",
+            Group::Cluster => "cluster",
+            Group::Geo => "geo",
+            Group::Bitmap => "bitmap",
+        }
+    }
+
+    /// The ACL category of the group (`@keyspace` for generic, as in Redis).
+    pub fn acl_category(self) -> &'static str {
+        match self {
+            Group::Generic => "@keyspace",
+            Group::String => "@string",
+            Group::List => "@list",
+            Group::Set => "@set",
+            Group::SortedSet => "@sortedset",
+            Group::Hash => "@hash",
+            Group::PubSub => "@pubsub",
+            Group::Transactions => "@transaction",
+            Group::Connection => "@connection",
+            Group::Server => "@admin",
+            Group::Scripting => "@scripting",
+            Group::HyperLogLog => "@hyperloglog",
+            Group::Cluster => "@admin",
+            Group::Geo => "@geo",
+            Group::Bitmap => "@bitmap",
+        }
+    }
+}
+
+/// Where the keys are: `argv[first..=last]` every `step` (a negative `last`
+/// counts from the end), Redis's legacy key triple. `first == 0`: no keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Keys {
+    pub first: i32,
+    pub last: i32,
+    pub step: i32,
+}
+
+pub const NO_KEYS: Keys = Keys {
+    first: 0,
+    last: 0,
+    step: 0,
+};
+
+/// One command (or one subcommand of a container command).
+#[derive(Clone, Copy)]
+pub struct CommandSpec {
+    /// Lower case; a subcommand's own name (`get` for `config|get`).
+    pub name: &'static str,
+    /// Redis's rule: positive means exactly this many arguments (the name
+    /// included), negative means at least `-arity`.
+    pub arity: i32,
+    pub handler: Handler,
+    pub flags: u32,
+    pub keys: Keys,
+    pub group: Group,
+    pub since: &'static str,
+    pub summary: &'static str,
+    /// The arguments after the name, in the docs' syntax (`key [NX | XX] score
+    /// member [score member ...]`).
+    pub syntax: &'static str,
+    pub subcommands: &'static [CommandSpec],
+}
+
+impl CommandSpec {
+    /// A command whose errors are `Err` replies.
+    pub const fn new(name: &'static str, arity: i32, handler: ServerFn) -> CommandSpec {
+        CommandSpec::with_handler(name, arity, Handler::Server(handler))
+    }
+
+    /// A command that works on its own client.
+    pub const fn client(name: &'static str, arity: i32, handler: ClientFn) -> CommandSpec {
+        CommandSpec::with_handler(name, arity, Handler::Client(handler))
+    }
+
+    /// A command in the older style (being converted).
+    pub const fn legacy(name: &'static str, arity: i32, handler: LegacyFn) -> CommandSpec {
+        CommandSpec::with_handler(name, arity, Handler::Legacy(handler))
+    }
+
+    /// A container command (CONFIG, CLIENT, ...) and its subcommands.
+    pub const fn container(name: &'static str, subcommands: &'static [CommandSpec]) -> CommandSpec {
+        let mut spec = CommandSpec::with_handler(name, -2, Handler::Container);
+        spec.subcommands = subcommands;
+        spec
+    }
+
+    const fn with_handler(name: &'static str, arity: i32, handler: Handler) -> CommandSpec {
+        CommandSpec {
+            name,
+            arity,
+            handler,
+            flags: 0,
+            keys: NO_KEYS,
+            group: Group::Generic,
+            since: "1.0.0",
+            summary: "",
+            syntax: "",
+            subcommands: &[],
+        }
+    }
+
+    /// The subcommands of a command that also runs on its own (COMMAND).
+    pub const fn subs(mut self, subcommands: &'static [CommandSpec]) -> CommandSpec {
+        self.subcommands = subcommands;
+        self
+    }
+
+    pub const fn flags(mut self, flags: u32) -> CommandSpec {
+        self.flags = flags;
+        self
+    }
+
+    /// Keys at `first..=last` every `step`.
+    pub const fn keys(mut self, first: i32, last: i32, step: i32) -> CommandSpec {
+        self.keys = Keys { first, last, step };
+        self
+    }
+
+    pub const fn group(mut self, group: Group) -> CommandSpec {
+        self.group = group;
+        self
+    }
+
+    /// The release that added it, one line on what it does, and its syntax.
+    pub const fn doc(
+        mut self,
+        since: &'static str,
+        summary: &'static str,
+        syntax: &'static str,
+    ) -> CommandSpec {
+        self.since = since;
+        self.summary = summary;
+        self.syntax = syntax;
+        self
+    }
+
+    pub fn has(&self, flag: u32) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// A command with subcommands (CONFIG, CLIENT, and COMMAND, which also
+    /// answers on its own).
+    pub fn is_container(&self) -> bool {
+        !self.subcommands.is_empty()
+    }
+
+    /// Whether `argc` arguments satisfy the arity.
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let argc = argc as i64;
+        let arity = self.arity as i64;
+        if arity > 0 {
+            argc == arity
+        } else {
+            argc >= -arity
+        }
+    }
+
+    /// Looks up a subcommand by name, ignoring case.
+    pub fn subcommand(&self, name: &[u8]) -> Option<&'static CommandSpec> {
+        self.subcommands
+            .iter()
+            .find(|c| c.name.as_bytes().eq_ignore_ascii_case(name))
+    }
+}
+
+/// A family's rows, with the group they belong to (so each row need not say it).
+pub struct Family {
+    pub group: Group,
+    pub commands: &'static [CommandSpec],
+}
+
+/// Every command the core implements, by lower-case name.
+fn index() -> &'static HashMap<&'static str, CommandSpec> {
+    static INDEX: OnceLock<HashMap<&'static str, CommandSpec>> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        let mut map = HashMap::new();
+        for family in crate::commands::FAMILIES {
+            for spec in family.commands {
+                let mut spec = *spec;
+                // A family's group applies unless the row names its own.
+                if spec.group == Group::Generic {
+                    spec.group = family.group;
+                }
+                let old = map.insert(spec.name, spec);
+                assert!(old.is_none(), "command {} registered twice", spec.name);
+            }
+        }
+        map
+    })
+}
+
+/// The command named `name` (any ASCII case).
+pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
+    // Command names are short: lower-case into a stack buffer, no allocation.
+    let mut buf = [0u8; 32];
+    if name.len() > buf.len() {
+        return None;
+    }
+    for (b, c) in buf.iter_mut().zip(name) {
+        *b = c.to_ascii_lowercase();
+    }
+    let lower = std::str::from_utf8(&buf[..name.len()]).ok()?;
+    index().get(lower)
+}
+
+/// Every command, sorted by name.
+pub fn all() -> Vec<&'static CommandSpec> {
+    let mut v: Vec<&'static CommandSpec> = index().values().collect();
+    v.sort_by_key(|c| c.name);
+    v
+}
+
+/// What looking `argv` up found.
+pub enum Found {
+    /// A command or a subcommand, with its full name (`config|get`).
+    Command(&'static CommandSpec, String),
+    /// No such command.
+    Unknown,
+    /// A container command with an unknown subcommand.
+    UnknownSubcommand(&'static CommandSpec),
+}
+
+/// `lookupCommand`: the command, or the subcommand of a container command.
+pub fn resolve(argv: &[Vec<u8>]) -> Found {
+    let Some(spec) = argv.first().and_then(|n| lookup(n)) else {
+        return Found::Unknown;
+    };
+    if !spec.is_container() || argv.len() < 2 {
+        return Found::Command(spec, spec.name.to_string());
+    }
+    match spec.subcommand(&argv[1]) {
+        Some(sub) => Found::Command(sub, format!("{}|{}", spec.name, sub.name)),
+        None => Found::UnknownSubcommand(spec),
+    }
+}
+
+/// The reply of a container command called with a subcommand it lacks.
+pub fn unknown_subcommand_error(container: &CommandSpec, sub: &[u8]) -> Reply {
+    let sub = String::from_utf8_lossy(sub);
+    let sub: String = sub.chars().take(128).collect();
+    Reply::error(format!(
+        "ERR unknown subcommand '{sub}'. Try {} HELP.",
+        container.name.to_ascii_uppercase()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_is_found_in_any_case_and_names_are_unique() {
+        let all = all();
+        assert!(all.len() > 50);
+        for spec in &all {
+            assert!(lookup(spec.name.as_bytes()).is_some());
+            assert!(lookup(spec.name.to_ascii_uppercase().as_bytes()).is_some());
+            assert!(spec.arity != 0, "{} has arity 0", spec.name);
+        }
+        assert!(lookup(b"no-such-command").is_none());
+        assert!(lookup(&[b'x'; 100]).is_none());
+    }
+
+    #[test]
+    fn writes_and_reads_are_flagged() {
+        for spec in all() {
+            if spec.is_container() {
+                continue;
+            }
+            assert!(
+                !(spec.has(flags::WRITE) && spec.has(flags::READONLY)),
+                "{} is both write and readonly",
+                spec.name
+            );
+        }
+    }
+}
