@@ -343,7 +343,7 @@ fn config_get(s: &mut Server, a: &Args) -> CmdResult {
 
 /// CONFIG SET name value [name value ...]: all or nothing, as in Redis.
 fn config_set(s: &mut Server, a: &Args) -> CmdResult {
-    if a.len() % 2 != 0 {
+    if !a.len().is_multiple_of(2) {
         return Err(Reply::error(errors::SYNTAX));
     }
     let pairs: Vec<(String, String)> = (2..a.len())

@@ -458,7 +458,7 @@ impl Config {
     /// `client-output-buffer-limit <class> <hard> <soft> <seconds> ...`
     fn set_output_limits(&mut self, value: &str) -> Result<(), SetError> {
         let words: Vec<&str> = value.split_ascii_whitespace().collect();
-        if words.is_empty() || words.len() % 4 != 0 {
+        if words.is_empty() || !words.len().is_multiple_of(4) {
             return Err(SetError::Invalid(
                 "Wrong number of arguments in buffer limit configuration.".into(),
             ));
