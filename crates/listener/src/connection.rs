@@ -20,7 +20,7 @@ use std::sync::{mpsc, Arc};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::{mpsc::unbounded_channel, oneshot, Notify};
+use tokio::sync::{mpsc::unbounded_channel, Notify};
 
 use crate::executor::{ConnHandle, Job, SharedLimits, ToConn};
 use crate::resp::RequestParser;
@@ -62,7 +62,7 @@ pub async fn serve(
     let laddr = stream.local_addr()?.to_string();
     let (to_conn, mut from_executor) = unbounded_channel::<ToConn>();
     let unsent = Arc::new(AtomicUsize::new(0));
-    let (id_tx, id_rx) = oneshot::channel();
+    let id = crate::next_client_id();
     let kill = Arc::new(Notify::new());
     let handle = ConnHandle {
         to_conn: to_conn.clone(),
@@ -71,25 +71,16 @@ pub async fn serve(
     };
     if jobs
         .send(Job::Connect {
+            id,
             addr,
             laddr,
             conn: handle.clone(),
-            id: id_tx,
         })
         .is_err()
     {
         return Ok(());
     }
     let (mut rd, mut wr) = stream.into_split();
-    let Ok(id) = id_rx.await else {
-        // Refused (maxclients): write what the executor said, then close.
-        while let Ok(msg) = from_executor.try_recv() {
-            if let ToConn::Bytes(b) = msg {
-                wr.write_all(&b).await?;
-            }
-        }
-        return Ok(());
-    };
     let _goodbye = Goodbye {
         id,
         jobs: jobs.clone(),

@@ -34,19 +34,21 @@ use redislab_core::server::{
     BusyState, BusyVerdict, ClientId, ClientKind, ConnectInfo, Outcome, ACTIVE_EXPIRE_PERIOD,
 };
 use redislab_core::Server;
-use tokio::sync::{mpsc::UnboundedSender, oneshot};
+use tokio::sync::mpsc::UnboundedSender;
 
 /// A client's replies are produced this many bytes at a time at most.
 pub const OUT_CHUNK: usize = 1 << 20;
 
 /// What a connection tells the executor.
 pub enum Job {
-    /// A new connection; the executor answers its client id.
+    /// A new connection, with the client id the listener gave it (so a
+    /// connection gets its id at once, even while a busy script holds the
+    /// executor).
     Connect {
+        id: ClientId,
         addr: String,
         laddr: String,
         conn: ConnHandle,
-        id: oneshot::Sender<ClientId>,
     },
     /// Requests parsed from the connection, in order. `conn` lets a busy
     /// script's handler answer them without the executor's tables.
@@ -90,10 +92,21 @@ pub struct ConnHandle {
 
 /// Limits the connections read from the server's config (kept current by the
 /// executor after each job).
-#[derive(Default)]
 pub struct SharedLimits {
     pub max_bulk: AtomicUsize,
     pub query_buffer: AtomicUsize,
+}
+
+impl Default for SharedLimits {
+    /// The defaults of a fresh server's config, so a connection that reads
+    /// before the executor has published anything parses with the right limits.
+    fn default() -> SharedLimits {
+        let c = redislab_core::server::config::Config::default();
+        SharedLimits {
+            max_bulk: AtomicUsize::new(c.proto_max_bulk_len as usize),
+            query_buffer: AtomicUsize::new(c.client_query_buffer_limit as usize),
+        }
+    }
 }
 
 enum Item {
@@ -181,22 +194,25 @@ impl Executor {
     fn handle(&mut self, job: Job) {
         match job {
             Job::Connect {
+                id: client,
                 addr,
                 laddr,
                 conn,
-                id,
             } => {
                 let too_many =
                     self.server.connected_clients() as i64 >= self.server.config.maxclients;
-                let client = self.server.connect(ConnectInfo {
-                    kind: ClientKind::Connection,
-                    addr,
-                    laddr,
-                });
+                self.server.connect_as(
+                    client,
+                    ConnectInfo {
+                        kind: ClientKind::Connection,
+                        addr,
+                        laddr,
+                    },
+                );
                 if too_many {
-                    let _ = conn.to_conn.send(ToConn::Bytes(
-                        b"-ERR max number of clients reached\r\n".to_vec(),
-                    ));
+                    let refusal = b"-ERR max number of clients reached\r\n".to_vec();
+                    conn.unsent.fetch_add(refusal.len(), Ordering::Relaxed);
+                    let _ = conn.to_conn.send(ToConn::Bytes(refusal));
                     let _ = conn.to_conn.send(ToConn::Close { flush: true });
                     self.server.disconnect(client);
                     self.server.stats.rejected_connections += 1;
@@ -212,7 +228,6 @@ impl Executor {
                         over_soft_since: None,
                     },
                 );
-                let _ = id.send(client);
             }
             Job::Run { id, requests, .. } => {
                 if let Some(conn) = self.conns.get_mut(&id) {
@@ -504,8 +519,14 @@ fn busy_handler(
     Box::new(move |state: &BusyState| {
         let mut verdict = BusyVerdict::Continue;
         loop {
-            let Ok(job) = lock(&jobs).try_recv() else {
-                break;
+            let job = match lock(&jobs).try_recv() {
+                Ok(job) => job,
+                Err(mpsc::TryRecvError::Empty) => break,
+                // The listener is being dropped: stop the script and the server.
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    stop.store(true, Ordering::Relaxed);
+                    return BusyVerdict::Shutdown;
+                }
             };
             // The script's own client waits for its reply, as do jobs that
             // need the server.
@@ -560,4 +581,19 @@ fn busy_handler(
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A connection may read before the executor publishes its limits: they
+    /// must already be the server's defaults (they were 0, which refused every
+    /// bulk argument as too long).
+    #[test]
+    fn shared_limits_start_at_the_config_defaults() {
+        let l = SharedLimits::default();
+        assert_eq!(l.max_bulk.load(Ordering::Relaxed), 512 << 20);
+        assert_eq!(l.query_buffer.load(Ordering::Relaxed), 1 << 30);
+    }
 }

@@ -132,6 +132,13 @@ async fn accept_loop(listener: TcpListener, jobs: mpsc::Sender<Job>, limits: Arc
     }
 }
 
+/// Client ids for connections: they grow for the process's lifetime (2 and up;
+/// 1 is the core's own in-process client).
+pub(crate) fn next_client_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(2);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The heap in use by the process, from glibc's allocator statistics (INFO's
 /// `used_memory` on the core).
 pub(crate) fn heap_probe() -> Option<fn() -> usize> {

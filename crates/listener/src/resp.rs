@@ -237,7 +237,9 @@ impl RequestParser {
                     p.bulk_len = Some(len);
                     if len >= BIG_ARG {
                         // Collect it on its own: what is already buffered first.
-                        let mut big = Vec::with_capacity(len + 2);
+                        // Reserve at most 1 MB up front (a 14-byte request can
+                        // announce 512 MB); the buffer grows as the bytes come.
+                        let mut big = Vec::with_capacity((len + 2).min(1 << 20));
                         let take = (len + 2).min(self.buf.len() - self.pos);
                         big.extend_from_slice(&self.buf[self.pos..self.pos + take]);
                         self.pos += take;

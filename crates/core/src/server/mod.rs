@@ -173,6 +173,15 @@ impl Server {
         id
     }
 
+    /// A new client with an id its transport chose (ids must grow and never
+    /// repeat; a transport that connects clients while a busy script holds the
+    /// server numbers them itself).
+    pub fn connect_as(&mut self, id: ClientId, info: ConnectInfo) {
+        self.next_client_id = self.next_client_id.max(id + 1);
+        self.clients.insert(id, Box::new(Client::new(id, info)));
+        self.stats.total_connections += 1;
+    }
+
     /// The client is gone: its subscriptions, WATCHes and MULTI state with it.
     pub fn disconnect(&mut self, id: ClientId) {
         if let Some(mut client) = self.clients.remove(&id) {

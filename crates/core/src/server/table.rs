@@ -323,6 +323,8 @@ fn index() -> &'static HashMap<&'static str, CommandSpec> {
                 assert!(old.is_none(), "command {} registered twice", spec.name);
             }
         }
+        #[cfg(test)]
+        map.insert("test-panic", tests::PANICS);
         map
     })
 }
@@ -385,6 +387,37 @@ pub fn unknown_subcommand_error(container: &CommandSpec, sub: &[u8]) -> Reply {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A command that panics, to prove the server survives one (unit tests only).
+    pub(super) const PANICS: CommandSpec = CommandSpec::new("test-panic", -1, |_, a| {
+        let v: Vec<u8> = Vec::new();
+        Ok(Reply::bulk([v[a.len() + 7]]))
+    });
+
+    #[test]
+    fn a_panicking_command_answers_an_error_and_the_server_goes_on() {
+        let mut s = Server::new();
+        s.cmd(&["SET", "k", "v"]);
+        let reply = s.cmd(&["TEST-PANIC", "x"]);
+        let Reply::Error(text) = reply else {
+            panic!("{reply:?}")
+        };
+        assert!(
+            text.starts_with("ERR internal error in 'test-panic'"),
+            "{text}"
+        );
+        assert_eq!(s.stats.panics, 1);
+        assert_eq!(s.cmd(&["GET", "k"]), Reply::bulk("v"));
+        // Inside MULTI too: the transaction's other commands run.
+        s.cmd(&["MULTI"]);
+        s.cmd(&["TEST-PANIC"]);
+        s.cmd(&["INCR", "n"]);
+        let Reply::Array(replies) = s.cmd(&["EXEC"]) else {
+            panic!("EXEC")
+        };
+        assert!(replies[0].is_error());
+        assert_eq!(replies[1], Reply::Integer(1));
+    }
 
     #[test]
     fn every_command_is_found_in_any_case_and_names_are_unique() {
