@@ -72,8 +72,22 @@ pub fn from_postmaster_pid(data: &Path) -> Option<Segment> {
     })
 }
 
+/// True while `pid` runs; a zombie (exited, not yet reaped by its new parent) is
+/// dead: it has detached from everything.
 fn alive(pid: i32) -> bool {
-    pid > 0 && Path::new(&format!("/proc/{pid}")).exists()
+    if pid <= 0 {
+        return false;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat
+                .rfind(')')
+                .and_then(|i| stat[i + 1..].split_whitespace().next());
+            !matches!(state, Some("Z" | "X"))
+        }
+        // Unreadable but present: count it as alive, never remove its segment.
+        Err(_) => Path::new(&format!("/proc/{pid}")).exists(),
+    }
 }
 
 /// Removes `seg` if it still is that segment, its creator is dead and nobody is
