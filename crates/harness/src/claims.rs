@@ -162,7 +162,7 @@ pub fn claim_redis(
         Err(e) => {
             // The SET may have happened with its reply lost: remove the marker if
             // it is this run's.
-            let _ = release(id, false);
+            let _ = release(id, false, &mut || false);
             return Err(format!(
                 "{name}: cannot claim the prefix '{prefix}' on {url} (SET {marker} … NX): {}",
                 error_text(&e)
@@ -172,12 +172,12 @@ pub fn claim_redis(
     let existing = match keys_under(conn, prefix) {
         Ok(keys) => keys,
         Err(e) => {
-            let _ = release(id, false);
+            let _ = release(id, false, &mut || false);
             return Err(format!("{name}: cannot list keys: {e}"));
         }
     };
     if let Some(first) = existing.first() {
-        let _ = release(id, false);
+        let _ = release(id, false, &mut || false);
         return Err(format!(
             "{name}: {} key(s) already exist under the lab's prefix '{prefix}' on {url} (e.g. '{first}'); the lab will not touch them. Delete them or use another server.",
             existing.len()
@@ -291,14 +291,52 @@ fn mark_released(id: ClaimId) {
     }
 }
 
-/// Releases every claim not released yet. With `kill`, the lab's own connections
-/// are killed first (the interrupt: its threads may still be running). Returns
-/// what could not be undone, one message each.
-pub fn release_all(kill: bool) -> Vec<String> {
+/// Releases every claim not released yet (the end of a run, normal or not).
+/// Returns what could not be undone, one message each.
+pub fn release_all() -> Vec<String> {
+    release_all_with(false, &mut || false)
+}
+
+/// The interrupt's release: the lab's own connections are killed first (its
+/// threads may still be running), and `settle` is called after the keys are
+/// deleted and before the marker is: if it returns true (it found and killed
+/// another process of the lab), the keys are looked for again.
+pub fn release_all_interrupted(settle: &mut dyn FnMut() -> bool) -> Vec<String> {
+    release_all_with(true, settle)
+}
+
+fn release_all_with(kill: bool, settle: &mut dyn FnMut() -> bool) -> Vec<String> {
     let count = lock(&CLAIMS).len();
     (0..count)
-        .filter_map(|i| release(ClaimId(i), kill).err())
+        .filter_map(|i| release(ClaimId(i), kill, settle).err())
         .collect()
+}
+
+/// Cuts off every connection the lab opened to a claimed server (`CLIENT KILL ID`,
+/// `pg_terminate_backend`), over fresh connections: from here on no thread of the
+/// lab can write there. The first step of the interrupt. Returns the problems.
+pub fn cut_connections() -> Vec<String> {
+    let snapshots: Vec<Snapshot> = {
+        let claims = lock(&CLAIMS);
+        (0..claims.len())
+            .filter_map(|i| snapshot(&claims, ClaimId(i)))
+            .collect()
+    };
+    let mut problems = Vec::new();
+    for snap in snapshots {
+        let cut = match &snap {
+            Snapshot::Redis {
+                url, client_ids, ..
+            } => fresh_redis(url).map(|mut conn| kill_clients(&mut conn, client_ids)),
+            Snapshot::Pg {
+                url, backend_pids, ..
+            } => fresh_pg(url).and_then(|mut client| terminate(&mut client, backend_pids)),
+        };
+        if let Err(e) = cut {
+            problems.push(format!("cannot cut the lab's connections: {e}"));
+        }
+    }
+    problems
 }
 
 /// A copy of a claim's facts, so no lock is held during network I/O.
@@ -318,39 +356,43 @@ enum Snapshot {
     },
 }
 
-fn release(id: ClaimId, kill: bool) -> Result<(), String> {
-    let snapshot = match lock(&CLAIMS).get(id.0) {
-        Some(Claim::Redis { released: true, .. } | Claim::Pg { released: true, .. }) | None => {
-            return Ok(())
-        }
-        Some(Claim::Redis {
+fn snapshot(claims: &[Claim], id: ClaimId) -> Option<Snapshot> {
+    match claims.get(id.0)? {
+        Claim::Redis { released: true, .. } | Claim::Pg { released: true, .. } => None,
+        Claim::Redis {
             url,
             prefix,
             token,
             owns_keys,
             client_ids,
             ..
-        }) => Snapshot::Redis {
+        } => Some(Snapshot::Redis {
             url: url.clone(),
             prefix: prefix.clone(),
             token: token.clone(),
             owns_keys: *owns_keys,
             client_ids: client_ids.clone(),
-        },
-        Some(Claim::Pg {
+        }),
+        Claim::Pg {
             url,
             schema,
             token,
             backend_pids,
             ..
-        }) => Snapshot::Pg {
+        } => Some(Snapshot::Pg {
             url: url.clone(),
             schema: schema.clone(),
             token: token.clone(),
             backend_pids: backend_pids.clone(),
-        },
+        }),
+    }
+}
+
+fn release(id: ClaimId, kill: bool, settle: &mut dyn FnMut() -> bool) -> Result<(), String> {
+    let Some(snap) = snapshot(&lock(&CLAIMS), id) else {
+        return Ok(());
     };
-    match snapshot {
+    match snap {
         Snapshot::Redis {
             url,
             prefix,
@@ -363,6 +405,7 @@ fn release(id: ClaimId, kill: bool) -> Result<(), String> {
             &token,
             owns_keys,
             kill.then_some(&client_ids[..]),
+            settle,
         )
         .map_err(|e| format!("redis: could not clean up the prefix '{prefix}' on {url}: {e}"))?,
         Snapshot::Pg {
@@ -420,52 +463,71 @@ pub fn keys_under(conn: &mut redis::Connection, prefix: &str) -> Result<Vec<Stri
 const DELETE_IF_EQUAL: &str =
     "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 
+fn kill_clients(conn: &mut redis::Connection, ids: &[i64]) {
+    for id in ids {
+        // A connection that already closed is simply not found.
+        let _: Result<redis::Value, _> = redis::cmd("CLIENT")
+            .arg("KILL")
+            .arg("ID")
+            .arg(id)
+            .query(conn);
+    }
+}
+
+/// Deletes every key under `prefix` but the marker. `patient`: after an interrupt
+/// a killed worker process's last commands may still sit in the server's socket
+/// buffer, so a pass that finds nothing is repeated 50 ms later.
+fn delete_keys(conn: &mut redis::Connection, prefix: &str, patient: bool) -> Result<(), String> {
+    let mut empty_passes = 0;
+    for _ in 0..50 {
+        let keys = keys_under(conn, prefix)?;
+        if keys.is_empty() {
+            empty_passes += 1;
+            if !patient || empty_passes == 2 {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        }
+        empty_passes = 0;
+        for batch in keys.chunks(UNLINK_BATCH) {
+            let _: i64 = redis::cmd("UNLINK")
+                .arg(batch)
+                .query(conn)
+                .map_err(|e| error_text(&e))?;
+        }
+    }
+    let left = keys_under(conn, prefix)?;
+    match left.first() {
+        None => Ok(()),
+        Some(first) => Err(format!(
+            "{} key(s) keep coming back (e.g. '{first}'); the marker is kept",
+            left.len()
+        )),
+    }
+}
+
 fn release_redis(
     url: &str,
     prefix: &str,
     token: &str,
     owns_keys: bool,
     kill: Option<&[i64]>,
+    settle: &mut dyn FnMut() -> bool,
 ) -> Result<(), String> {
     let mut conn = fresh_redis(url)?;
     if let Some(ids) = kill {
-        for id in ids {
-            // A connection that already closed is simply not found.
-            let _: Result<redis::Value, _> = redis::cmd("CLIENT")
-                .arg("KILL")
-                .arg("ID")
-                .arg(id)
-                .query(&mut conn);
-        }
+        kill_clients(&mut conn, ids);
     }
     if owns_keys {
-        // After an interrupt a worker process's last commands may still be in the
-        // server's socket buffer: look again until a pass finds nothing twice.
-        let mut empty_passes = 0;
-        for _ in 0..50 {
-            let keys = keys_under(&mut conn, prefix)?;
-            if keys.is_empty() {
-                empty_passes += 1;
-                if kill.is_none() || empty_passes == 2 {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-                continue;
+        delete_keys(&mut conn, prefix, kill.is_some())?;
+        // A process of the lab started after the last look may have written
+        // since: the marker goes only once none is left.
+        for _ in 0..5 {
+            if !settle() {
+                break;
             }
-            empty_passes = 0;
-            for batch in keys.chunks(UNLINK_BATCH) {
-                let _: i64 = redis::cmd("UNLINK")
-                    .arg(batch)
-                    .query(&mut conn)
-                    .map_err(|e| error_text(&e))?;
-            }
-        }
-        let left = keys_under(&mut conn, prefix)?;
-        if let Some(first) = left.first() {
-            return Err(format!(
-                "{} key(s) keep coming back (e.g. '{first}'); the marker is kept",
-                left.len()
-            ));
+            delete_keys(&mut conn, prefix, true)?;
         }
     }
     let marker = format!("{prefix}{MARKER}");
@@ -490,40 +552,54 @@ fn release_redis(
     Ok(())
 }
 
-fn release_pg(url: &str, schema: &str, token: &str, kill: Option<&[i32]>) -> Result<(), String> {
+/// A client of the harness's own, with a connect timeout and statement and lock
+/// timeouts.
+fn fresh_pg(url: &str) -> Result<postgres::Client, String> {
     let mut config: postgres::Config = url.parse().map_err(|e| format!("bad url: {e}"))?;
     config.connect_timeout(CONNECT_TIMEOUT);
     let mut client = config
         .connect(postgres::NoTls)
         .map_err(|e| format!("cannot connect: {e}"))?;
-    let text = |e: postgres::Error| crate::backend::pg_error_text(&e);
     client
         .batch_execute("SET statement_timeout = '20s'; SET lock_timeout = '15s'")
+        .map_err(|e| crate::backend::pg_error_text(&e))?;
+    Ok(client)
+}
+
+/// Terminates the lab's backends and waits until they are gone: a terminated
+/// backend rolls back and releases its locks as it exits.
+fn terminate(client: &mut postgres::Client, pids: &[i32]) -> Result<(), String> {
+    let text = |e: postgres::Error| crate::backend::pg_error_text(&e);
+    let pids = pids.to_vec();
+    client
+        .execute(
+            "SELECT pg_terminate_backend(p) FROM unnest($1::int4[]) AS p WHERE p <> pg_backend_pid()",
+            &[&pids],
+        )
         .map_err(text)?;
-    if let Some(pids) = kill {
-        let pids = pids.to_vec();
-        client
-            .execute(
-                "SELECT pg_terminate_backend(p) FROM unnest($1::int4[]) AS p WHERE p <> pg_backend_pid()",
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        let alive: i64 = client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1::int4[])",
                 &[&pids],
             )
-            .map_err(text)?;
-        // Terminated backends roll back their transactions and release their locks
-        // as they exit; wait for that, so the claim's comment below is final.
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while std::time::Instant::now() < deadline {
-            let alive: i64 = client
-                .query_one(
-                    "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1::int4[])",
-                    &[&pids],
-                )
-                .map_err(text)?
-                .get(0);
-            if alive == 0 {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
+            .map_err(text)?
+            .get(0);
+        if alive == 0 {
+            return Ok(());
         }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Err("the lab's backends did not exit in 10 s".into())
+}
+
+fn release_pg(url: &str, schema: &str, token: &str, kill: Option<&[i32]>) -> Result<(), String> {
+    let mut client = fresh_pg(url)?;
+    let text = |e: postgres::Error| crate::backend::pg_error_text(&e);
+    if let Some(pids) = kill {
+        // The claim's comment below is final only once they are gone.
+        terminate(&mut client, pids)?;
     }
     let comment: Option<Option<String>> = client
         .query_opt(

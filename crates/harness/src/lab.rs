@@ -174,7 +174,7 @@ struct ReleaseOnUnwind;
 impl Drop for ReleaseOnUnwind {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            for problem in claims::release_all(false) {
+            for problem in claims::release_all() {
                 eprintln!("{problem}");
             }
         }
@@ -207,13 +207,13 @@ pub fn run_with(
             // schema's locks), then its claims on a user's servers are released over
             // fresh connections, then the servers it started are stopped.
             drop((core, redis, pg, cluster));
-            let problems = claims::release_all(false);
+            let problems = claims::release_all();
             drop(started);
             (outcome.map(|()| report), problems)
         }
         // A backend was refused or failed to start: release what was claimed
         // before it (e.g. the Redis prefix when the schema was refused).
-        Err(e) => (Err(e), claims::release_all(false)),
+        Err(e) => (Err(e), claims::release_all()),
     };
     drop(guard);
     // From here on the run is over: a signal no longer interrupts it. If one came

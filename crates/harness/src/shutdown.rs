@@ -23,16 +23,20 @@
 //!
 //! 1. the run's phase moves from *running* to *interrupted* (an atomic
 //!    compare-and-swap, so it happens once, and never after the run finished);
-//! 2. every child process that is not a registered server is killed (its whole
-//!    process group if it leads one, as `initdb` does) and reaped, so no worker
-//!    keeps writing to a server while the run cleans it;
-//! 3. every claim is released over a **fresh connection** (the lab's own may be in
-//!    the middle of a command): on a Redis the lab's connections are killed
-//!    (`CLIENT KILL ID`), its keys deleted, its claim marker deleted last; on a
-//!    PostgreSQL its backends are terminated and its schema dropped;
-//! 4. the servers it started are stopped and waited for, the temporary
+//! 2. over **fresh connections** (the lab's own may be in the middle of a
+//!    command), every connection the lab opened to a claimed server is cut
+//!    (`CLIENT KILL ID`, `pg_terminate_backend`): no thread of the lab can write
+//!    there any more, nor start a worker process after a command that fails;
+//! 3. every child process that is not a registered server is killed (its whole
+//!    process group if it leads one, as `initdb` does) and reaped, until none is
+//!    left, so no worker process keeps writing;
+//! 4. every claim is released: on a Redis the keys under the prefix are deleted
+//!    (looking twice, 50 ms apart, for commands still in the server's buffers),
+//!    children are looked for once more, and the claim marker is deleted last;
+//!    on a PostgreSQL the schema is dropped;
+//! 5. the servers it started are stopped and waited for, the temporary
 //!    directories removed, shared memory of a dead PostgreSQL of ours removed;
-//! 5. `std::process::exit(130)`.
+//! 6. `std::process::exit(130)`.
 //!
 //! # Why nothing races
 //!
@@ -178,8 +182,27 @@ fn on_signal() {
 fn undo_everything() {
     let lab = lab_name();
     eprintln!("\n{lab}: interrupted; undoing what this run did");
+    // First no thread of the lab can write to a claimed server any more, so the
+    // main thread cannot start another worker after its first failed command...
+    let mut problems = crate::claims::cut_connections();
+    // ...then its worker processes (and initdb) go...
     let servers: Vec<u32> = lock(&SERVERS).iter().map(|(p, _)| *p).collect();
-    let killed = kill_children(&servers);
+    let mut killed = Vec::new();
+    for _ in 0..50 {
+        let round = kill_children(&servers);
+        if round.is_empty() {
+            break;
+        }
+        killed.extend(round);
+    }
+    // ...then what they wrote; should one more process have appeared meanwhile, it
+    // is killed and its keys looked for again before the claim marker goes.
+    problems.extend(crate::claims::release_all_interrupted(&mut || {
+        let round = kill_children(&servers);
+        let found = !round.is_empty();
+        killed.extend(round);
+        found
+    }));
     if !killed.is_empty() {
         eprintln!(
             "{lab}: killed {} child process(es): {}",
@@ -187,7 +210,6 @@ fn undo_everything() {
             killed.join(", ")
         );
     }
-    let problems = crate::claims::release_all(true);
     let stopped = stop_servers();
     let dirs: Vec<PathBuf> = lock(&DIRS).drain(..).collect();
     for dir in &dirs {

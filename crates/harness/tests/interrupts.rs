@@ -228,7 +228,10 @@ impl Run {
             if Instant::now() > deadline {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
-                panic!("the lab did not exit in {timeout:?}; stderr:\n{}", self.stderr());
+                panic!(
+                    "the lab did not exit in {timeout:?}; stderr:\n{}",
+                    self.stderr()
+                );
             }
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -602,7 +605,11 @@ fn an_interrupted_initdb_leaves_no_directory_process_or_segment() {
         .to_vec();
     for (sig, stage, name) in [
         (libc::SIGINT, "initdb running", "initdb"),
-        (libc::SIGTERM, "initdb's bootstrap backend running", "postgres"),
+        (
+            libc::SIGTERM,
+            "initdb's bootstrap backend running",
+            "postgres",
+        ),
     ] {
         let mut run = Run::spawn(&bin, &args);
         let mut seen = BTreeSet::new();
@@ -678,7 +685,10 @@ fn the_segment_of_a_sigkilled_postgres_is_removed_by_the_next_start() {
     let own = |s: &Shm| s.shmid == own_id && s.key == own_key && s.cpid == own_pm;
     assert!(segments().iter().any(own));
     drop(server);
-    assert!(!segments().iter().any(own), "a stopped server removes its own");
+    assert!(
+        !segments().iter().any(own),
+        "a stopped server removes its own"
+    );
 }
 
 /// What one interrupted run left, for the measurement.
