@@ -53,6 +53,9 @@
 //!   server) are never printed, and the exit status is 130, never 1;
 //! * a panic on any thread after the interrupt parks that thread silently (a panic
 //!   hook), for the same reason;
+//! * the main thread may meanwhile undo some things itself (a server start cut
+//!   short by the interrupt drops that server): every step above is idempotent,
+//!   and a claim is deleted only if it still carries this run's token;
 //! * a signal after `finish` is ignored: the run has already undone everything
 //!   itself and is printing its table; it exits with its own status.
 

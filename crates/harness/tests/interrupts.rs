@@ -261,6 +261,21 @@ impl Run {
     }
 }
 
+impl Drop for Run {
+    /// A failed test must not leave a lab running, nor its stderr file.
+    fn drop(&mut self) {
+        if self.try_wait().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        let _ = std::fs::remove_file(&self.stderr);
+        if let Some(dir) = self.stderr.parent() {
+            // Only once the last run's file is gone.
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
 /// The exit a graceful interrupt must give, with the handler's last words.
 fn assert_interrupted(status: ExitStatus, run: &Run, when: &str) {
     let stderr = run.stderr();
