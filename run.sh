@@ -82,6 +82,9 @@ run_tests() {
   provision
   # Tests that compare the core with a real Redis must not skip here.
   export REDISLAB_REQUIRE_SERVERS=1
+  # The interrupt tests run the lab binaries themselves: build them first.
+  echo "run.sh: building the workspace (cargo build --release --workspace) ..." >&2
+  cargo build --release -q --workspace
   if cargo nextest --version >/dev/null 2>&1; then
     cargo nextest run --release --workspace
   else

@@ -5,11 +5,14 @@
 //! client confined to a schema of its own.
 //!
 //! On a server the harness did not start (`--redis-url`, `--pg-url`) nothing that
-//! was there is touched: keys live under a prefix that must be unused when the lab
-//! starts and is deleted when it ends; tables live in a schema that must not exist
-//! yet and is dropped at the end.
+//! was there is touched: keys live under a prefix that the run claims atomically
+//! and that must be unused when the lab starts; tables live in a schema that must
+//! not exist yet. Both are released (keys deleted, schema dropped) when the run
+//! ends, however it ends: see [`crate::claims`].
 
 use redis::Value;
+
+use crate::claims::{self, ClaimId};
 
 /// A Redis-protocol backend: `core` or `redis`.
 pub struct Kv {
@@ -18,6 +21,8 @@ pub struct Kv {
     url: String,
     prefix: String,
     conn: redis::Connection,
+    /// The run's claim on the prefix (a server the harness did not start).
+    claim: Option<ClaimId>,
 }
 
 impl Kv {
@@ -43,25 +48,20 @@ impl Kv {
             .unwrap_or("unknown")
             .trim()
             .to_string();
-        let mut kv = Kv {
+        let claim = if prefix.is_empty() {
+            None
+        } else {
+            let id = client_id(&mut conn);
+            Some(claims::claim_redis(&mut conn, name, url, prefix, id)?)
+        };
+        Ok(Kv {
             name,
             version,
             url: url.to_string(),
             prefix: prefix.to_string(),
             conn,
-        };
-        if !kv.prefix.is_empty() {
-            let existing = kv.prefixed_keys()?;
-            if !existing.is_empty() {
-                return Err(format!(
-                    "{name}: {} key(s) already exist under the lab's prefix '{}' on {url} (e.g. '{}'); the lab will not touch them. Delete them or use another server.",
-                    existing.len(),
-                    kv.prefix,
-                    existing[0]
-                ));
-            }
-        }
-        Ok(kv)
+            claim,
+        })
     }
 
     /// The key a lab calls `name`, with this backend's prefix.
@@ -73,11 +73,18 @@ impl Kv {
         &self.url
     }
 
-    /// A new, separate connection to the same server (for concurrent workers).
+    /// A new, separate connection to the same server (for concurrent workers). On a
+    /// claimed server it is recorded, so an interrupt can cut it off; once the run
+    /// is interrupted no new one is given out.
     pub fn new_connection(&self) -> Result<redis::Connection, String> {
-        redis::Client::open(self.url.as_str())
+        let mut conn = redis::Client::open(self.url.as_str())
             .and_then(|c| c.get_connection())
-            .map_err(|e| format!("{}: cannot connect: {e}", self.name))
+            .map_err(|e| format!("{}: cannot connect: {e}", self.name))?;
+        if let Some(claim) = self.claim {
+            let id = client_id(&mut conn);
+            claims::add_redis_connection(claim, id).map_err(|e| format!("{}: {e}", self.name))?;
+        }
+        Ok(conn)
     }
 
     pub fn conn(&mut self) -> &mut redis::Connection {
@@ -120,51 +127,11 @@ impl Kv {
             Err(e) => e,
         }
     }
-
-    /// Keys under the lab's prefix, found with SCAN (never KEYS: this may be
-    /// someone's busy server).
-    fn prefixed_keys(&mut self) -> Result<Vec<String>, String> {
-        let pattern = format!("{}*", glob_escape(&self.prefix));
-        let mut cursor = 0u64;
-        let mut keys = Vec::new();
-        loop {
-            let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(1000)
-                .query(&mut self.conn)
-                .map_err(|e| format!("{}: cannot list keys: {}", self.name, error_text(&e)))?;
-            keys.extend(batch);
-            if next == 0 {
-                return Ok(keys);
-            }
-            cursor = next;
-        }
-    }
-
-    /// Deletes the lab's keys on a server the harness did not start.
-    pub fn cleanup(&mut self) -> Result<(), String> {
-        if self.prefix.is_empty() {
-            return Ok(());
-        }
-        for key in self.prefixed_keys()? {
-            let _: Result<i64, _> = redis::cmd("UNLINK").arg(&key).query(&mut self.conn);
-        }
-        Ok(())
-    }
 }
 
-fn glob_escape(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        if matches!(c, '*' | '?' | '[' | ']' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
+/// The connection's `CLIENT ID` (None where the server refuses it).
+fn client_id(conn: &mut redis::Connection) -> Option<i64> {
+    redis::cmd("CLIENT").arg("ID").query(conn).ok()
 }
 
 /// The error line exactly as the server sent it (`ERR ...`, `WRONGTYPE ...`).
@@ -223,6 +190,7 @@ pub struct Pg {
     pub schema: String,
     pub client: postgres::Client,
     url: String,
+    claim: ClaimId,
 }
 
 impl Pg {
@@ -237,36 +205,36 @@ impl Pg {
             .get(0);
         let version = version.split_whitespace().next().unwrap_or("").to_string();
         let schema = format!("redislab_{}", lab_id.replace('-', "_"));
-        let exists: bool = client
-            .query_one(
-                "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)",
-                &[&schema],
-            )
-            .map_err(|e| format!("pg: {e}"))?
-            .get(0);
-        if exists {
-            return Err(format!(
-                "pg: schema {schema} already exists on {url}; the lab will not touch it. Drop it or use another database."
-            ));
-        }
+        let pid = backend_pid(&mut client)?;
+        // Atomic: of two runs, one creates the schema, the other is refused.
+        let claim = claims::claim_pg(&mut client, url, &schema, pid)?;
         client
-            .batch_execute(&format!(
-                "CREATE SCHEMA {schema}; SET search_path TO {schema}, public"
-            ))
-            .map_err(|e| format!("pg: cannot create schema {schema}: {e}"))?;
+            .batch_execute(&format!("SET search_path TO {schema}, public"))
+            .map_err(|e| format!("pg: {}", pg_error_text(&e)))?;
         Ok(Pg {
             version,
             schema,
             client,
             url: url.to_string(),
+            claim,
         })
     }
 
+    /// Drops the claim's clean-up: for a server the harness started, which is
+    /// thrown away with everything in it.
+    pub(crate) fn on_own_server(self) -> Pg {
+        claims::forget(self.claim);
+        self
+    }
+
     /// A new, separate connection working in the lab's schema (for concurrent
-    /// workers).
+    /// workers). It is recorded, so an interrupt can terminate it; once the run is
+    /// interrupted no new one is given out.
     pub fn new_client(&self) -> Result<postgres::Client, String> {
         let mut client = postgres::Client::connect(&self.url, postgres::NoTls)
             .map_err(|e| format!("pg: cannot connect to {}: {e}", self.url))?;
+        let pid = backend_pid(&mut client)?;
+        claims::add_pg_client(self.claim, pid).map_err(|e| format!("pg: {e}"))?;
         client
             .batch_execute(&format!("SET search_path TO {}, public", self.schema))
             .map_err(|e| format!("pg: {}", pg_error_text(&e)))?;
@@ -314,12 +282,13 @@ impl Pg {
             Err(e) => pg_error_text(&e),
         }
     }
+}
 
-    pub fn cleanup(&mut self) -> Result<(), String> {
-        self.client
-            .batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema))
-            .map_err(|e| format!("pg: cannot drop schema {}: {e}", self.schema))
-    }
+fn backend_pid(client: &mut postgres::Client) -> Result<i32, String> {
+    client
+        .query_one("SELECT pg_backend_pid()", &[])
+        .map(|row| row.get(0))
+        .map_err(|e| format!("pg: {}", pg_error_text(&e)))
 }
 
 /// A database error as PostgreSQL words it: `ERROR: message`.

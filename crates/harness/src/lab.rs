@@ -1,5 +1,13 @@
 //! The command line every lab shares, and the run loop: start or reach the
-//! backends, run the lab's steps on each, write the report, stop what was started.
+//! backends, run the lab's steps on each, undo what the run claimed and stop what it
+//! started, write the report.
+//!
+//! Every way out goes through the same undo ([`crate::claims::release_all`], then
+//! the servers' `Drop`): the end of the steps, an error in them or in starting a
+//! backend, a panic (a guard releases the claims while unwinding), and SIGINT /
+//! SIGTERM / SIGHUP, where [`crate::shutdown`]'s handler thread does it and exits
+//! with 130 while the main thread, at [`crate::shutdown::finish`], waits for it and
+//! prints nothing.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,11 +16,13 @@ use clap::Parser;
 use redislab_listener::CoreListener;
 
 use crate::backend::{Kv, Pg};
+use crate::claims;
 use crate::cluster::ClusterKv;
 use crate::report::{Recorder, Report};
 use crate::servers::cluster::RedisCluster;
 use crate::servers::postgres::{self as pgsrv, PgServer};
 use crate::servers::redis::{self as redissrv, RedisServer};
+use crate::shutdown;
 
 /// What a lab is, for its report header.
 pub struct LabInfo {
@@ -158,48 +168,77 @@ pub fn run(info: LabInfo, body: impl FnOnce(&mut Ctx) -> Result<(), String>) -> 
     }
 }
 
+/// Releases the run's claims if the run unwinds (a panic in a lab's steps).
+struct ReleaseOnUnwind;
+
+impl Drop for ReleaseOnUnwind {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            for problem in claims::release_all() {
+                eprintln!("{problem}");
+            }
+        }
+    }
+}
+
 pub fn run_with(
     info: &LabInfo,
     opts: &Options,
     body: impl FnOnce(&mut Ctx) -> Result<(), String>,
 ) -> Result<(), String> {
-    let (mut ctx, started) = start_backends(info, opts)?;
-    let outcome = body(&mut ctx);
-    if opts.hold_ms > 0 {
-        eprintln!("{}: holding the servers for {} ms", info.id, opts.hold_ms);
-        std::thread::sleep(std::time::Duration::from_millis(opts.hold_ms));
-    }
-    // Clean up on user-supplied servers even if the body failed.
-    for kv in [ctx.core.as_mut(), ctx.redis.as_mut()]
-        .into_iter()
-        .flatten()
-    {
-        if let Err(e) = kv.cleanup() {
-            eprintln!("{}: {e}", info.id);
+    shutdown::install(info.id);
+    let guard = ReleaseOnUnwind;
+    let (outcome, problems) = match start_backends(info, opts) {
+        Ok((mut ctx, started)) => {
+            let outcome = body(&mut ctx);
+            if opts.hold_ms > 0 {
+                eprintln!("{}: holding the servers for {} ms", info.id, opts.hold_ms);
+                std::thread::sleep(std::time::Duration::from_millis(opts.hold_ms));
+            }
+            let Ctx {
+                core,
+                redis,
+                pg,
+                report,
+                cluster,
+                ..
+            } = ctx;
+            // The lab's connections go first (an open transaction would hold the
+            // schema's locks), then its claims on a user's servers are released over
+            // fresh connections, then the servers it started are stopped.
+            drop((core, redis, pg, cluster));
+            let problems = claims::release_all();
+            drop(started);
+            (outcome.map(|()| report), problems)
         }
+        // A backend was refused or failed to start: release what was claimed
+        // before it (e.g. the Redis prefix when the schema was refused).
+        Err(e) => (Err(e), claims::release_all()),
+    };
+    drop(guard);
+    // From here on the run is over: a signal no longer interrupts it. If one came
+    // first, this waits for the handler's exit(130) and nothing below is printed.
+    shutdown::finish();
+    for problem in &problems {
+        eprintln!("{}: {problem}", info.id);
     }
-    if let Some(pg) = ctx.pg.as_mut() {
-        if let Err(e) = pg.cleanup() {
-            eprintln!("{}: {e}", info.id);
-        }
-    }
-    drop(ctx.pg.take());
-    drop(ctx.cluster.take());
-    drop(started);
-    outcome?;
+    let report = outcome?;
 
-    print!("{}", ctx.report.to_text());
+    print!("{}", report.to_text());
     if !opts.dry_run {
         let dir = opts
             .out
             .clone()
             .unwrap_or_else(crate::paths::default_out_dir);
-        ctx.report.write(&dir)?;
+        report.write(&dir)?;
         eprintln!(
             "{}: wrote {}",
             info.id,
             dir.join(format!("{}.txt", info.id)).display()
         );
+    }
+    if !problems.is_empty() {
+        return Err("the run finished, but its clean-up did not (see above)".into());
     }
     Ok(())
 }
@@ -251,7 +290,7 @@ fn start_backends(info: &LabInfo, opts: &Options) -> Result<(Ctx, Started), Stri
     } else {
         let bin = pgsrv::binaries()?;
         let server = PgServer::start(&bin)?;
-        let pg = Pg::connect(&server.url(), info.id)?;
+        let pg = Pg::connect(&server.url(), info.id)?.on_own_server();
         started._pg = Some(server);
         Some(pg)
     };

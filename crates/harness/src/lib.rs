@@ -4,6 +4,10 @@
 //!   temporary directory, stop them on every exit path;
 //! * [`backend`]: one client type for the core and for Redis ([`Kv`]), one for
 //!   PostgreSQL ([`Pg`]), each confined to its own key prefix or schema;
+//! * [`claims`]: that prefix and schema on a user's server, claimed atomically and
+//!   released however the run ends;
+//! * [`shutdown`]: what a run must undo, and the SIGINT/SIGTERM handler that undoes
+//!   it and exits with 130;
 //! * [`cluster`]: a lab's handle on a real Redis Cluster ([`ClusterKv`]), started
 //!   only for labs that ask ([`Ctx::start_cluster`]);
 //! * [`report`]: the rows of a lab and their `out/<id>.txt` / `out/<id>.json` form;
@@ -17,6 +21,7 @@
 pub mod alloc;
 pub mod backend;
 pub mod check;
+pub mod claims;
 pub mod cluster;
 pub mod inprocess;
 pub mod jobs;
@@ -24,6 +29,7 @@ pub mod lab;
 pub mod paths;
 pub mod report;
 pub mod servers;
+pub mod shutdown;
 pub mod testing;
 pub mod timing;
 

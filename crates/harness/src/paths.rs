@@ -21,3 +21,23 @@ pub fn scripts_dir() -> PathBuf {
 pub fn default_out_dir() -> PathBuf {
     repo_root().join("out")
 }
+
+/// The server cache shared by every run, as `scripts/lib.sh` computes it:
+/// `$REDIS_LABS_CACHE`, else `/var/cache/redis-labs` for root, else
+/// `$XDG_CACHE_HOME/redis-labs` or `~/.cache/redis-labs`. `None` when none can be
+/// named (no `HOME`).
+pub fn cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("REDIS_LABS_CACHE").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } == 0 {
+        return Some(PathBuf::from("/var/cache/redis-labs"));
+    }
+    if let Some(xdg) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(xdg).join("redis-labs"));
+    }
+    std::env::var_os("HOME")
+        .filter(|d| !d.is_empty())
+        .map(|home| PathBuf::from(home).join(".cache/redis-labs"))
+}

@@ -1,28 +1,105 @@
-//! Helpers for tests that compare the core with a real Redis, byte for byte.
+//! Helpers for tests: private servers, the lab binaries, and a raw RESP client.
 //!
 //! [`RawRedis`] sends a command over a plain socket and returns the reply's raw
 //! RESP bytes, so a test compares exactly what each server wrote on the wire.
+//! [`redis_for_test`], [`pg_for_test`] and [`lab_binary`] give a test what it needs
+//! or, when it cannot be had, `None` with a message (a panic with
+//! `REDISLAB_REQUIRE_SERVERS=1`, so CI cannot pass by skipping).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
+use crate::servers::postgres::{self as pgsrv, PgServer};
 use crate::servers::redis::{self as redissrv, RedisServer};
+
+fn unavailable<T>(what: &str, e: &str) -> Option<T> {
+    if std::env::var_os("REDISLAB_REQUIRE_SERVERS").is_some() {
+        panic!("{what} is required (REDISLAB_REQUIRE_SERVERS is set): {e}")
+    }
+    eprintln!("SKIPPED: no {what} for this test: {e}");
+    None
+}
 
 /// A real Redis for a test, or `None` (with a message) when none can be had. With
 /// `REDISLAB_REQUIRE_SERVERS=1` (set by `./run.sh test`) a missing server panics
 /// instead, so CI cannot pass by skipping.
 pub fn redis_for_test() -> Option<RedisServer> {
-    let started = redissrv::binaries().and_then(|bin| RedisServer::start(&bin, &[]));
-    match started {
+    match redissrv::binaries().and_then(|bin| RedisServer::start(&bin, &[])) {
         Ok(server) => Some(server),
-        Err(e) if std::env::var_os("REDISLAB_REQUIRE_SERVERS").is_some() => {
-            panic!("a real Redis is required (REDISLAB_REQUIRE_SERVERS is set): {e}")
-        }
-        Err(e) => {
-            eprintln!("SKIPPED: no real Redis for this test: {e}");
-            None
+        Err(e) => unavailable("real Redis", &e),
+    }
+}
+
+/// A private PostgreSQL for a test, like [`redis_for_test`].
+pub fn pg_for_test() -> Option<PgServer> {
+    match pgsrv::binaries().and_then(|bin| PgServer::start(&bin)) {
+        Ok(server) => Some(server),
+        Err(e) => unavailable("real PostgreSQL", &e),
+    }
+}
+
+/// The built binary of lab `id` (`lab-<id>` in the target directory of the running
+/// test), if it is there and newer than every source file it is built from (the
+/// lab's, the harness's, the core's and the listener's). `./run.sh test` builds the
+/// workspace before it runs the tests; by hand: `cargo build --release --workspace`.
+pub fn lab_binary(id: &str) -> Option<PathBuf> {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => return unavailable("lab binary", &e.to_string()),
+    };
+    // <target>/<profile>/deps/<test>: the labs are in <target>/<profile>.
+    let Some(profile) = exe.parent().and_then(Path::parent) else {
+        return unavailable("lab binary", "the test executable has no target directory");
+    };
+    let bin = profile.join(format!("lab-{id}"));
+    let Some(built) = modified(&bin) else {
+        return unavailable(
+            "lab binary",
+            &format!(
+                "{} is not built (cargo build --release --workspace)",
+                bin.display()
+            ),
+        );
+    };
+    let root = crate::paths::repo_root();
+    let sources = [
+        root.join("labs").join(id),
+        root.join("crates/harness/src"),
+        root.join("crates/core/src"),
+        root.join("crates/listener/src"),
+    ];
+    if let Some(newer) = sources.iter().find_map(|dir| newer_file(dir, built)) {
+        return unavailable(
+            "lab binary",
+            &format!(
+                "{} is older than {} (cargo build --release --workspace)",
+                bin.display(),
+                newer.display()
+            ),
+        );
+    }
+    Some(bin)
+}
+
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// A file under `dir` modified after `than`, if any.
+fn newer_file(dir: &Path, than: SystemTime) -> Option<PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(found) = newer_file(&path, than) {
+                return Some(found);
+            }
+        } else if modified(&path).is_some_and(|m| m > than) {
+            return Some(path);
         }
     }
+    None
 }
 
 /// Encodes a command as a RESP array of bulk strings.

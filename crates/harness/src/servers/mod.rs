@@ -1,25 +1,23 @@
 //! Real servers on demand: found or built by the project's scripts, started on
 //! 127.0.0.1 on a free port with data in a temporary directory, and stopped on every
-//! way out of a run — normal exit, error, panic (through `Drop`), Ctrl-C or SIGTERM
-//! (through a signal handler that stops whatever is registered), and even a killed
-//! harness (the kernel sends the child a signal when its parent dies).
+//! way out of a run — normal exit, error, panic (through `Drop`), SIGINT, SIGTERM or
+//! SIGHUP (through [`crate::shutdown`], which knows every server and temporary
+//! directory of the run), and even a killed harness (the kernel sends the child a
+//! signal when its parent dies; what that leaves — the temporary directory, a
+//! PostgreSQL's System V segment — is removed by the next run, see [`shm`]).
 
 pub mod cluster;
 pub mod postgres;
 pub mod redis;
+pub mod shm;
 
 use std::net::{Ipv4Addr, TcpListener};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, Once};
 use std::time::{Duration, Instant};
 
-use crate::paths;
-
-/// Processes started by this run, for the signal handler.
-static RUNNING: Mutex<Vec<(u32, i32, PathBuf)>> = Mutex::new(Vec::new());
-static HANDLER: Once = Once::new();
+use crate::{paths, shutdown};
 
 /// A port that was free a moment ago on 127.0.0.1.
 pub fn free_port() -> std::io::Result<u16> {
@@ -76,7 +74,7 @@ impl ManagedProcess {
         stop_signal: i32,
         tempdir: PathBuf,
     ) -> Result<Self, String> {
-        install_signal_handler();
+        shutdown::install_handler();
         cmd.process_group(0);
         // SAFETY: prctl is async-signal-safe and touches only the child's own state.
         unsafe {
@@ -98,10 +96,7 @@ impl ManagedProcess {
         let child = cmd
             .spawn()
             .map_err(|e| format!("cannot start {name}: {e}"))?;
-        RUNNING
-            .lock()
-            .unwrap()
-            .push((child.id(), stop_signal, tempdir.clone()));
+        shutdown::register_server(child.id(), stop_signal);
         Ok(ManagedProcess {
             child,
             name,
@@ -123,7 +118,9 @@ impl ManagedProcess {
         &self.tempdir
     }
 
-    fn stop(&mut self) {
+    /// Stops the process (its graceful signal, then SIGKILL after 10 s) and removes
+    /// its directory. Doing it again does nothing more.
+    pub(crate) fn stop(&mut self) {
         let pid = self.child.id();
         if self.is_running() {
             signal(pid, self.stop_signal);
@@ -137,8 +134,8 @@ impl ManagedProcess {
                 let _ = self.child.wait();
             }
         }
-        let _ = std::fs::remove_dir_all(&self.tempdir);
-        RUNNING.lock().unwrap().retain(|(p, _, _)| *p != pid);
+        remove_tempdir(&self.tempdir);
+        shutdown::forget_server(pid);
     }
 }
 
@@ -155,40 +152,10 @@ fn signal(pid: u32, sig: i32) {
     }
 }
 
-fn install_signal_handler() {
-    HANDLER.call_once(|| {
-        let _ = ctrlc::set_handler(|| {
-            eprintln!("\nharness: interrupted; stopping the servers this run started");
-            stop_everything_registered();
-            std::process::exit(130);
-        });
-    });
-}
-
-/// Used by the signal handler: stops every registered process and waits for it.
-fn stop_everything_registered() {
-    let running: Vec<_> = RUNNING.lock().map(|r| r.clone()).unwrap_or_default();
-    for (pid, sig, _) in &running {
-        signal(*pid, *sig);
-    }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    for (pid, _, dir) in &running {
-        // SAFETY: kill with signal 0 only probes whether the pid exists; waitpid
-        // reaps our own child so it does not linger as a zombie.
-        while Instant::now() < deadline
-            && unsafe { libc::waitpid(*pid as i32, std::ptr::null_mut(), libc::WNOHANG) } == 0
-        {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if unsafe { libc::kill(*pid as i32, 0) } == 0 {
-            signal(*pid, libc::SIGKILL);
-        }
-        let _ = std::fs::remove_dir_all(dir);
-    }
-}
-
 /// Creates a fresh temporary directory for one server, first removing any left by
 /// an earlier run that was killed outright (its pid, in the name, no longer exists).
+/// The directory is registered with [`crate::shutdown`] before it is returned, so
+/// an interrupt removes it even while `initdb` is still filling it.
 pub fn make_tempdir(prefix: &str) -> Result<PathBuf, String> {
     let base = std::env::temp_dir();
     remove_orphaned_tempdirs(&base);
@@ -198,12 +165,23 @@ pub fn make_tempdir(prefix: &str) -> Result<PathBuf, String> {
             std::process::id()
         ));
         match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
+            Ok(()) => {
+                shutdown::register_dir(dir.clone());
+                return Ok(dir);
+            }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
         }
     }
     Err("cannot create a temporary directory".into())
+}
+
+/// Removes a directory made by [`make_tempdir`] and forgets it; first the System V
+/// segment of a PostgreSQL that died in it, if any (one killed during `initdb`).
+pub fn remove_tempdir(dir: &Path) {
+    shm::remove_from_dir(dir);
+    let _ = std::fs::remove_dir_all(dir);
+    shutdown::forget_dir(dir);
 }
 
 fn remove_orphaned_tempdirs(base: &Path) {
@@ -221,6 +199,8 @@ fn remove_orphaned_tempdirs(base: &Path) {
             continue;
         };
         if !Path::new(&format!("/proc/{pid}")).exists() {
+            // A PostgreSQL killed with its run names its System V segment here.
+            shm::remove_from_dir(&entry.path());
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }

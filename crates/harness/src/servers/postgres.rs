@@ -5,6 +5,13 @@
 //! `postgres` run as that user. The binaries come from the npm package that
 //! `scripts/get-postgres.sh` installs; they find their own libraries and share
 //! directory relative to themselves, so they need no environment at all.
+//!
+//! Interrupts: the temporary directory is registered with [`crate::shutdown`]
+//! before `initdb` runs, and `initdb` runs in a process group of its own (with the
+//! bootstrap `postgres` it starts), which the signal handler kills as a whole
+//! before it removes the directory. A server's System V segment is recorded once it
+//! is up, so the next start removes it if the server was killed outright
+//! ([`super::shm`]).
 
 use std::ffi::CString;
 use std::os::unix::process::CommandExt;
@@ -12,7 +19,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::{free_port, make_tempdir, provision, wait_until_ready, ManagedProcess};
+use super::{
+    free_port, make_tempdir, provision, remove_tempdir, shm, wait_until_ready, ManagedProcess,
+};
 
 /// The directory with `initdb` and `postgres`: `$REDISLAB_PG_BIN`, or the cache filled
 /// by `scripts/get-postgres.sh`.
@@ -25,6 +34,8 @@ pub fn binaries() -> Result<PathBuf, String> {
 pub struct PgServer {
     pub port: u16,
     process: ManagedProcess,
+    /// Its System V segment, if `postmaster.pid` named one.
+    segment: Option<shm::Segment>,
 }
 
 /// The user the server runs as: ourselves, or `nobody` when we are root.
@@ -55,11 +66,27 @@ fn as_server_user(cmd: &mut Command, user: Option<(u32, u32)>) {
 impl PgServer {
     pub fn start(bin_dir: &Path) -> Result<PgServer, String> {
         let user = server_user()?;
+        // Segments of servers of ours that were killed outright (make_tempdir
+        // below also looks in the directories such runs left).
+        shm::sweep();
         let dir = make_tempdir("pg")?;
+        let started = Self::init_and_start(bin_dir, user, &dir);
+        if started.is_err() {
+            remove_tempdir(&dir);
+        }
+        started
+    }
+
+    /// initdb in `dir`, then the server (a few ports are tried).
+    fn init_and_start(
+        bin_dir: &Path,
+        user: Option<(u32, u32)>,
+        dir: &Path,
+    ) -> Result<PgServer, String> {
         let data = dir.join("data");
         std::fs::create_dir(&data).map_err(|e| format!("cannot create {}: {e}", data.display()))?;
         if let Some((uid, gid)) = user {
-            std::os::unix::fs::chown(&dir, Some(uid), Some(gid))
+            std::os::unix::fs::chown(dir, Some(uid), Some(gid))
                 .and_then(|_| std::os::unix::fs::chown(&data, Some(uid), Some(gid)))
                 .map_err(|e| format!("cannot hand {} to nobody: {e}", dir.display()))?;
         }
@@ -75,11 +102,29 @@ impl PgServer {
             "--locale=C",
             "-N",
         ]);
+        // Its own process group, so an interrupt can kill it with the bootstrap
+        // postgres it runs; and it dies with the harness.
+        initdb.process_group(0);
+        // SAFETY: prctl only sets the child's own parent-death signal.
+        unsafe {
+            initdb.pre_exec(|| {
+                if libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                ) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         let out = initdb
             .output()
             .map_err(|e| format!("cannot run initdb: {e}"))?;
         if !out.status.success() {
-            let _ = std::fs::remove_dir_all(&dir);
             return Err(format!(
                 "initdb failed: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
@@ -88,12 +133,11 @@ impl PgServer {
 
         let mut last_error = String::new();
         for _ in 0..5 {
-            match Self::try_start(bin_dir, user, &dir, &data) {
+            match Self::try_start(bin_dir, user, dir, &data) {
                 Ok(server) => return Ok(server),
                 Err(e) => last_error = e,
             }
         }
-        let _ = std::fs::remove_dir_all(&dir);
         Err(last_error)
     }
 
@@ -141,7 +185,15 @@ impl PgServer {
             std::mem::forget(process);
             return Err(format!("{e}; log: {}", text.lines().last().unwrap_or("")));
         }
-        Ok(PgServer { port, process })
+        let segment = shm::from_postmaster_pid(data);
+        if let Some(seg) = segment {
+            shm::record(seg);
+        }
+        Ok(PgServer {
+            port,
+            process,
+            segment,
+        })
     }
 
     /// A libpq-style connection string for the `postgres` crate.
@@ -159,5 +211,15 @@ impl PgServer {
     /// The temporary directory holding the server's data and log.
     pub fn tempdir(&self) -> &std::path::Path {
         self.process.tempdir()
+    }
+}
+
+impl Drop for PgServer {
+    /// Stops the server; if it had died by SIGKILL its segment is removed too.
+    fn drop(&mut self) {
+        self.process.stop();
+        if let Some(seg) = self.segment {
+            shm::remove_if_orphaned(seg);
+        }
     }
 }

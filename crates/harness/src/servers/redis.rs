@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::{free_port, make_tempdir, provision, wait_until_ready, ManagedProcess};
+use super::{free_port, make_tempdir, provision, remove_tempdir, wait_until_ready, ManagedProcess};
 
 /// The directory with `redis-server` and `redis-cli`: `$REDISLAB_REDIS_BIN`, or the
 /// cache filled by `scripts/get-redis.sh` (which builds Redis the first time).
@@ -61,7 +61,8 @@ impl RedisServer {
         .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-        let mut process = ManagedProcess::spawn("redis-server", cmd, libc::SIGTERM, dir.clone())?;
+        let mut process = ManagedProcess::spawn("redis-server", cmd, libc::SIGTERM, dir.clone())
+            .inspect_err(|_| remove_tempdir(&dir))?;
         let url = format!("redis://127.0.0.1:{port}/");
         let ready = wait_until_ready(&mut process, Duration::from_secs(20), || {
             redis::Client::open(url.as_str())
