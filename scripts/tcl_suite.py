@@ -453,6 +453,13 @@ def main():
             log(f"WARNING: baseline was measured with options {baseline.get('options')}, now {options}")
 
     try:
+        # The runner writes and cleans tests/tmp: run from a private copy of tests/ (11 MB)
+        # so that two runs, or a run and Redis's own `make test`, cannot disturb each other.
+        tree = tempfile.mkdtemp(prefix="tcl-suite-tree.")
+        TMPDIRS.append(tree)
+        subprocess.run(["cp", "-r", os.path.join(a.src, "tests"), os.path.join(tree, "tests")], check=True)
+        os.symlink(os.path.join(os.path.abspath(a.src), "src"), os.path.join(tree, "src"))
+        a.src = tree
         redis_version = None
         sides = (["redis"] if run_redis else []) + (["core"] if run_core else [])
         if run_redis:
