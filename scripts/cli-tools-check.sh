@@ -2,7 +2,7 @@
 # redis-cli's tools and redis-benchmark against a private Redis and the core's listener.
 #
 #   scripts/cli-tools-check.sh            summary on stdout and in out/cli-tools.txt;
-#                                         raw outputs in out/cli-tools/<tool>-<server>.txt
+#                                         raw outputs in target/cli-tools/<tool>-<server>.txt
 #   scripts/cli-tools-check.sh --out DIR
 #   scripts/cli-tools-check.sh -n 20000   redis-benchmark requests per test (default 20000)
 #
@@ -33,7 +33,7 @@ done
 servers_start
 cli="$REDIS_BIN_DIR/redis-cli"
 bench="$REDIS_BIN_DIR/redis-benchmark"
-raw="$out/cli-tools"
+raw="${CLI_TOOLS_RAW:-target/cli-tools}"
 mkdir -p "$raw"
 summary="$out/cli-tools.txt.tmp"
 {
@@ -89,9 +89,10 @@ for side in redis core; do
   V[seed-$side]="$( [ -n "$(problems "$f")" ] && echo WARN || echo ok)"
   # --stat: ~4 samples
   f="$raw/stat-$side.txt"
-  { echo "\$ redis-cli --stat -i 1 (4 s)"; timeout 4.5 "$cli" -p "$port" --stat -i 1 2>&1 || true; } >"$f"
+  # (line-buffered: redis-cli's stdout is a pipe here and timeout ends it)
+  { echo "\$ redis-cli --stat -i 1 (4 s)"; timeout 4.5 stdbuf -oL "$cli" -p "$port" --stat -i 1 2>&1 || true; } >"$f"
   V[stat-$side]="$(verdict "$f" 'keys +mem')"
-  if [ "$(grep -acE '^[0-9]+ +[0-9.]+[KMG]?' "$f")" -lt 2 ] && [ "${V[stat-$side]}" = ok ]; then V[stat-$side]=WARN; fi
+  if [ "$(grep -acE '^[0-9]+ +[0-9.]+[BKMG]' "$f" || true)" -lt 2 ] && [ "${V[stat-$side]}" = ok ]; then V[stat-$side]=WARN; fi
   V[bigkeys-$side]="$(run_tool bigkeys "$side" "$port" 'Biggest string found' "$cli" -p "$port" --bigkeys)"
   V[memkeys-$side]="$(run_tool memkeys "$side" "$port" 'Biggest string found' "$cli" -p "$port" --memkeys)"
   f="$raw/scan-$side.txt"

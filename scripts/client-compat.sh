@@ -5,7 +5,7 @@
 #   scripts/client-compat.sh                 all clients; summary on stdout and in
 #                                            out/client-compat.{txt,json}
 #   scripts/client-compat.sh --strict        exit 1 when any step differs
-#   scripts/client-compat.sh --out DIR       where the summary goes (transcripts: DIR/client-compat/)
+#   scripts/client-compat.sh --out DIR       where the summary goes (transcripts: target/client-compat/)
 #   scripts/client-compat.sh --only redis-py a subset: redis-py, node-redis, ioredis
 #
 # Clients (pinned, installed once into the cache dir, /var/cache/redis-labs as root):
@@ -69,7 +69,7 @@ fi
 
 # --- run -------------------------------------------------------------------------------
 servers_start
-tdir="$out/client-compat"
+tdir="${CLIENT_COMPAT_TRANSCRIPTS:-target/client-compat}"
 mkdir -p "$tdir"
 summary="$out/client-compat.txt"
 stems=()
