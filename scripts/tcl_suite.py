@@ -427,6 +427,8 @@ def main():
     ap.add_argument("--shim-preamble", action="store_true",
                     help="ANALYSIS ONLY: put a proxy before the core that answers FUNCTION FLUSH, "
                          "CONFIG RESETSTAT and CONFIG GET * (see the gap notes); never a score")
+    ap.add_argument("--from-logs", help="re-tally the runner logs under this directory (as --logdir "
+                                        "of an earlier run) instead of running anything")
     ap.add_argument("--runner-arg", action="append", default=[], help="extra runner argument (both servers)")
     a = ap.parse_args()
 
@@ -474,6 +476,18 @@ def main():
             limit = report_only.get(fname, a.time_limit)
             results[fname] = {}
             for side in sides:
+                if a.from_logs:  # re-tally the logs of an earlier run, start nothing
+                    side_dir = side + ("-shim" if side == "core" and shim else "")
+                    logpath = os.path.join(a.from_logs, side_dir, fname + ".log")
+                    if not os.path.exists(logpath):
+                        log(f"WARNING: no log {logpath}")
+                        continue
+                    with open(logpath, "rb") as f:
+                        r = parse_log(f.read().decode("utf-8", "replace"))
+                    r.update({"log": logpath, "time_limit_hit": None, "exit_status": None,
+                              "seconds": None, "server_alive_at_end": None})
+                    results[fname][side] = r
+                    continue
                 # A fresh server per file and side: what one file leaves behind (a stuck
                 # background child, a config) cannot change the next file's count.
                 if side == "redis":
