@@ -58,6 +58,9 @@ pub enum Reply {
     /// Out-of-band data (a published message): `><n>` in RESP3, an array in
     /// RESP2.
     Push(Vec<Reply>),
+    /// A reply preceded by RESP3 attributes (`|<n>` pairs): RESP2 clients see the
+    /// reply alone.
+    Attributed(Vec<(Reply, Reply)>, Box<Reply>),
 }
 
 impl Reply {
@@ -151,6 +154,16 @@ impl Reply {
                 out.extend_from_slice(b"\r\n");
             }
             Reply::Verbatim(text) => bulk(out, text.as_bytes()),
+            Reply::Attributed(attrs, reply) => {
+                if resp3 {
+                    header(out, b'|', attrs.len() as i64);
+                    for (k, v) in attrs {
+                        k.encode(out, protocol);
+                        v.encode(out, protocol);
+                    }
+                }
+                reply.encode(out, protocol);
+            }
         }
     }
 }

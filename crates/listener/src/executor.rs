@@ -166,7 +166,7 @@ pub fn execute_jobs(jobs: mpsc::Receiver<Job>, limits: Arc<SharedLimits>) {
     };
     ex.publish_limits();
     loop {
-        if ex.stop.load(Ordering::Relaxed) {
+        if ex.stop.load(Ordering::Relaxed) || ex.server.shutdown_requested() {
             ex.close_everyone();
             return;
         }

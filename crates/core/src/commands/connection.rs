@@ -79,7 +79,7 @@ pub const COMMANDS: &[CommandSpec] = &[
         .group(Group::Transactions)
         .doc("2.2.0", "Forgets every watched key.", ""),
     CommandSpec::client("subscribe", -2, pubsub::subscribe)
-        .flags(PUBSUB | NOSCRIPT | LOADING | STALE | OK_SUBSCRIBED)
+        .flags(PUBSUB | NOSCRIPT | LOADING | STALE | DENYOOM | OK_SUBSCRIBED)
         .group(Group::PubSub)
         .doc(
             "2.0.0",
@@ -95,7 +95,7 @@ pub const COMMANDS: &[CommandSpec] = &[
             "[channel [channel ...]]",
         ),
     CommandSpec::client("psubscribe", -2, pubsub::psubscribe)
-        .flags(PUBSUB | NOSCRIPT | LOADING | STALE | OK_SUBSCRIBED)
+        .flags(PUBSUB | NOSCRIPT | LOADING | STALE | DENYOOM | OK_SUBSCRIBED)
         .group(Group::PubSub)
         .doc(
             "2.0.0",
@@ -111,7 +111,7 @@ pub const COMMANDS: &[CommandSpec] = &[
             "[pattern [pattern ...]]",
         ),
     CommandSpec::client("publish", 3, pubsub::publish)
-        .flags(PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE)
+        .flags(PUBSUB | LOADING | STALE | FAST)
         .group(Group::PubSub)
         .doc("2.0.0", "Posts a message to a channel.", "channel message"),
     CommandSpec::container("pubsub", PUBSUB_SUBCOMMANDS)

@@ -24,12 +24,14 @@ mod bitmap;
 mod cluster;
 mod connection;
 mod counter;
+mod debug;
 mod generic;
 mod geo;
 mod geo_search;
 mod hash;
 mod hll;
 mod introspection;
+mod monitoring;
 mod scripting;
 mod server_cmds;
 mod set;
@@ -57,6 +59,14 @@ pub const FAMILIES: &[Family] = &[
     Family {
         group: Group::Generic,
         commands: generic::COMMANDS,
+    },
+    Family {
+        group: Group::Server,
+        commands: debug::COMMANDS,
+    },
+    Family {
+        group: Group::Server,
+        commands: monitoring::COMMANDS,
     },
     Family {
         group: Group::SortedSet,

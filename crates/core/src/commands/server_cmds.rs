@@ -14,6 +14,7 @@ use crate::server::table::{self, flags, Found};
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("info", -1, info)
         .flags(LOADING | STALE)
+        .acl(&["@dangerous"])
         .doc(
             "1.0.0",
             "Returns information and statistics about the server.",
@@ -26,6 +27,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     ),
     CommandSpec::new("command", -1, command_all)
         .flags(LOADING | STALE)
+        .acl(&["@connection"])
         .subs(COMMAND_SUBCOMMANDS)
         .doc(
             "2.8.13",
@@ -67,9 +69,11 @@ const CONFIG_SUBCOMMANDS: &[CommandSpec] = &[
 const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec::new("count", 2, command_count)
         .flags(LOADING | STALE)
+        .acl(&["@connection"])
         .doc("2.8.13", "Returns a count of commands.", ""),
     CommandSpec::new("info", -2, command_info)
         .flags(LOADING | STALE)
+        .acl(&["@connection"])
         .doc(
             "2.8.13",
             "Returns information about one, multiple or all commands.",
@@ -77,6 +81,7 @@ const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         ),
     CommandSpec::new("list", -2, command_list)
         .flags(LOADING | STALE)
+        .acl(&["@connection"])
         .doc(
             "7.0.0",
             "Returns a list of command names.",
@@ -84,6 +89,7 @@ const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         ),
     CommandSpec::new("docs", -2, command_docs)
         .flags(LOADING | STALE)
+        .acl(&["@connection"])
         .doc(
             "7.0.0",
             "Returns documentary information about one, multiple or all commands.",
@@ -91,6 +97,7 @@ const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         ),
     CommandSpec::new("getkeys", -3, command_getkeys)
         .flags(LOADING | STALE)
+        .acl(&["@connection"])
         .doc(
             "2.8.13",
             "Extracts the key names from an arbitrary command.",
@@ -98,6 +105,7 @@ const COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
         ),
     CommandSpec::new("help", 2, command_help)
         .flags(LOADING | STALE)
+        .acl(&["@connection"])
         .doc(
             "5.0.0",
             "Returns helpful text about the different subcommands.",
@@ -417,38 +425,6 @@ fn config_help(_: &mut Server, _: &Args) -> CmdResult {
 
 // ----- COMMAND -----
 
-/// The ACL categories Redis derives for a command: `@write`/`@read`, the
-/// group's own, `@fast` or `@slow`, and `@admin @dangerous` for admin commands.
-fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
-    let mut cats = Vec::new();
-    if spec.has(flags::WRITE) {
-        cats.push("@write");
-    }
-    if spec.has(flags::READONLY) {
-        cats.push("@read");
-    }
-    if spec.has(flags::ADMIN) {
-        cats.push("@admin");
-        cats.push("@dangerous");
-    }
-    if spec.has(flags::PUBSUB) {
-        cats.push("@pubsub");
-    }
-    let group = spec.group.acl_category();
-    if !cats.contains(&group) && spec.group != Group::Server {
-        cats.push(group);
-    }
-    cats.push(if spec.has(flags::FAST) {
-        "@fast"
-    } else {
-        "@slow"
-    });
-    if spec.has(flags::BLOCKING) {
-        cats.push("@blocking");
-    }
-    cats
-}
-
 fn flag_names(spec: &CommandSpec) -> Vec<Reply> {
     flags::NAMES
         .iter()
@@ -457,11 +433,16 @@ fn flag_names(spec: &CommandSpec) -> Vec<Reply> {
         .collect()
 }
 
+/// A subcommand is documented under its container's group.
 fn info_of(spec: &CommandSpec, fullname: &str) -> Reply {
+    info_in(spec, fullname, spec.group)
+}
+
+fn info_in(spec: &CommandSpec, fullname: &str, group: Group) -> Reply {
     let subs: Vec<Reply> = spec
         .subcommands
         .iter()
-        .map(|sub| info_of(sub, &format!("{fullname}|{}", sub.name)))
+        .map(|sub| info_in(sub, &format!("{fullname}|{}", sub.name), group))
         .collect();
     Reply::Array(vec![
         Reply::bulk(fullname),
@@ -471,7 +452,7 @@ fn info_of(spec: &CommandSpec, fullname: &str) -> Reply {
         Reply::Integer(spec.keys.last as i64),
         Reply::Integer(spec.keys.step as i64),
         Reply::Set(
-            acl_categories(spec)
+            spec.acl_categories(group)
                 .into_iter()
                 .map(|c| Reply::Status(c.into()))
                 .collect(),
@@ -502,7 +483,7 @@ fn command_info(s: &mut Server, a: &Args) -> CmdResult {
     Ok(Reply::Array(
         (2..a.len())
             .map(|i| match lookup_full(a.bytes(i)) {
-                Some((spec, name)) => info_of(spec, &name),
+                Some((spec, name, group)) => info_in(spec, &name, group),
                 None => Reply::NilArray,
             })
             .collect(),
@@ -510,14 +491,14 @@ fn command_info(s: &mut Server, a: &Args) -> CmdResult {
 }
 
 /// A command by name, or a subcommand as `container|sub`.
-fn lookup_full(name: &[u8]) -> Option<(&'static CommandSpec, String)> {
+fn lookup_full(name: &[u8]) -> Option<(&'static CommandSpec, String, Group)> {
     let text = String::from_utf8_lossy(name).to_ascii_lowercase();
     match text.split_once('|') {
-        None => table::lookup(name).map(|s| (s, s.name.to_string())),
+        None => table::lookup(name).map(|s| (s, s.name.to_string(), s.group)),
         Some((base, sub)) => {
             let spec = table::lookup(base.as_bytes())?;
             spec.subcommand(sub.as_bytes())
-                .map(|s| (s, format!("{}|{}", spec.name, s.name)))
+                .map(|s| (s, format!("{}|{}", spec.name, s.name), spec.group))
         }
     }
 }
@@ -541,7 +522,7 @@ fn command_list(_: &mut Server, a: &Args) -> CmdResult {
             let cat = format!("@{}", String::from_utf8_lossy(value).to_ascii_lowercase());
             names.retain(|n| {
                 lookup_full(n.as_bytes())
-                    .is_some_and(|(s, _)| acl_categories(s).contains(&cat.as_str()))
+                    .is_some_and(|(s, _, g)| s.acl_categories(g).contains(&cat.as_str()))
             });
         } else if a.is(3, "module") {
             names.clear();
@@ -589,7 +570,7 @@ fn command_docs(_: &mut Server, a: &Args) -> CmdResult {
             .collect()
     } else {
         (2..a.len())
-            .filter_map(|i| lookup_full(a.bytes(i)))
+            .filter_map(|i| lookup_full(a.bytes(i)).map(|(s, n, _)| (s, n)))
             .collect()
     };
     Ok(Reply::Map(

@@ -58,6 +58,7 @@ pub fn reply_to_lua(lua: &Lua, reply: &Reply) -> mlua::Result<Value> {
         Reply::Double(d) => Value::String(lua.create_string(crate::num::format_double(*d))?),
         Reply::Bool(b) => Value::Number(*b as i64 as f64),
         Reply::BigNumber(text) | Reply::Verbatim(text) => Value::String(lua.create_string(text)?),
+        Reply::Attributed(_, reply) => reply_to_lua(lua, reply)?,
     })
 }
 

@@ -114,6 +114,7 @@ pub struct Server {
     /// retries blocked clients when it moves.
     dirty: u64,
     running_client: ClientId,
+    shutdown_requested: bool,
 }
 
 pub use crate::scripting::busy::{BusyHandler, BusyState, BusyVerdict};
@@ -155,6 +156,7 @@ impl Server {
             script_watch: crate::scripting::busy::ScriptWatch::shared(),
             dirty: 0,
             running_client: 0,
+            shutdown_requested: false,
         };
         server.default_client = server.connect(ConnectInfo::in_process());
         server
@@ -427,8 +429,7 @@ impl Server {
         }
         let usec = elapsed.as_micros() as u64;
         let stat = self.stats.command(fullname);
-        stat.calls += 1;
-        stat.usec += usec;
+        stat.record(usec);
         if failed {
             stat.failed += 1;
             self.stats.count_error(&reply);
@@ -580,6 +581,15 @@ impl Server {
     /// The client whose command is running (CLIENT ID of the caller).
     pub fn running_client(&self) -> ClientId {
         self.running_client
+    }
+
+    /// SHUTDOWN: the transport stops the server once the reply is out.
+    pub(crate) fn request_shutdown(&mut self) {
+        self.shutdown_requested = true;
+    }
+
+    pub fn shutdown_requested(&self) -> bool {
+        self.shutdown_requested
     }
 
     /// How many write commands have run (moves whenever data may have changed).

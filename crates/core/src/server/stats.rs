@@ -17,12 +17,44 @@ use super::config::Config;
 use crate::reply::Reply;
 
 /// One command's line of INFO commandstats.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CommandStat {
     pub calls: u64,
     pub usec: u64,
     pub rejected: u64,
     pub failed: u64,
+    /// Calls by duration: bucket `i` counts calls of at most 2^i microseconds
+    /// (and more than 2^(i-1)); LATENCY HISTOGRAM sums them up.
+    pub histogram: [u64; HISTOGRAM_BUCKETS],
+}
+
+/// Power-of-two buckets up to 2^39 µs (about 6 days).
+pub const HISTOGRAM_BUCKETS: usize = 40;
+
+impl Default for CommandStat {
+    fn default() -> CommandStat {
+        CommandStat {
+            calls: 0,
+            usec: 0,
+            rejected: 0,
+            failed: 0,
+            histogram: [0; HISTOGRAM_BUCKETS],
+        }
+    }
+}
+
+impl CommandStat {
+    /// Counts one call that took `usec` microseconds.
+    pub fn record(&mut self, usec: u64) {
+        self.calls += 1;
+        self.usec += usec;
+        let bucket = if usec <= 1 {
+            0
+        } else {
+            (64 - (usec - 1).leading_zeros()) as usize
+        };
+        self.histogram[bucket.min(HISTOGRAM_BUCKETS - 1)] += 1;
+    }
 }
 
 /// One SLOWLOG entry.

@@ -69,6 +69,8 @@ pub mod flags {
     pub const MOVABLE_KEYS: u32 = 1 << 16;
     pub const ALLOW_BUSY: u32 = 1 << 17;
     pub const NO_ASYNC_LOADING: u32 = 1 << 18;
+    /// DEBUG, MODULE: refused unless `enable-debug-command` allows them.
+    pub const PROTECTED: u32 = 1 << 19;
     /// Allowed on a RESP2 connection in subscribed mode (not a Redis flag: Redis
     /// lists those commands by handler in `processCommand`).
     pub const OK_SUBSCRIBED: u32 = 1 << 24;
@@ -142,24 +144,24 @@ impl Group {
         }
     }
 
-    /// The ACL category of the group (`@keyspace` for generic, as in Redis).
-    pub fn acl_category(self) -> &'static str {
+    /// The ACL categories a command of this group names explicitly unless its
+    /// row says otherwise (`@keyspace` for generic commands, as in Redis's
+    /// command files; server, pub/sub and cluster commands name none).
+    pub fn acl_categories(self) -> &'static [&'static str] {
         match self {
-            Group::Generic => "@keyspace",
-            Group::String => "@string",
-            Group::List => "@list",
-            Group::Set => "@set",
-            Group::SortedSet => "@sortedset",
-            Group::Hash => "@hash",
-            Group::PubSub => "@pubsub",
-            Group::Transactions => "@transaction",
-            Group::Connection => "@connection",
-            Group::Server => "@admin",
-            Group::Scripting => "@scripting",
-            Group::HyperLogLog => "@hyperloglog",
-            Group::Cluster => "@admin",
-            Group::Geo => "@geo",
-            Group::Bitmap => "@bitmap",
+            Group::Generic => &["@keyspace"],
+            Group::String => &["@string"],
+            Group::List => &["@list"],
+            Group::Set => &["@set"],
+            Group::SortedSet => &["@sortedset"],
+            Group::Hash => &["@hash"],
+            Group::Transactions => &["@transaction"],
+            Group::Connection => &["@connection"],
+            Group::Scripting => &["@scripting"],
+            Group::HyperLogLog => &["@hyperloglog"],
+            Group::Geo => &["@geo"],
+            Group::Bitmap => &["@bitmap"],
+            Group::Server | Group::PubSub | Group::Cluster => &[],
         }
     }
 }
@@ -197,6 +199,10 @@ pub struct CommandSpec {
     /// member [score member ...]`).
     pub syntax: &'static str,
     pub subcommands: &'static [CommandSpec],
+    /// The ACL categories the row names explicitly (Redis's `acl_categories`);
+    /// `None`: its group's. The implicit ones (`@write`, `@read`, `@fast`/`@slow`,
+    /// `@admin @dangerous`, `@pubsub`, `@blocking`) follow from the flags.
+    pub acl: Option<&'static [&'static str]>,
 }
 
 impl CommandSpec {
@@ -219,6 +225,7 @@ impl CommandSpec {
     pub const fn container(name: &'static str, subcommands: &'static [CommandSpec]) -> CommandSpec {
         let mut spec = CommandSpec::with_handler(name, -2, Handler::Container);
         spec.subcommands = subcommands;
+        spec.acl = Some(&[]);
         spec
     }
 
@@ -234,13 +241,60 @@ impl CommandSpec {
             summary: "",
             syntax: "",
             subcommands: &[],
+            acl: None,
         }
+    }
+
+    /// The ACL categories this row names explicitly (instead of its group's).
+    pub const fn acl(mut self, categories: &'static [&'static str]) -> CommandSpec {
+        self.acl = Some(categories);
+        self
     }
 
     /// The subcommands of a command that also runs on its own (COMMAND).
     pub const fn subs(mut self, subcommands: &'static [CommandSpec]) -> CommandSpec {
         self.subcommands = subcommands;
         self
+    }
+
+    /// Every ACL category of the row, as COMMAND INFO lists them: the explicit
+    /// ones (the row's, else those of `group`, the group it is documented under),
+    /// then Redis's implicit ones (`setImplicitACLCategories`).
+    pub fn acl_categories(&self, group: Group) -> Vec<&'static str> {
+        let mut cats: Vec<&'static str> = self.acl.unwrap_or(group.acl_categories()).to_vec();
+        let mut add = |c: &'static str| {
+            if !cats.contains(&c) {
+                cats.push(c);
+            }
+        };
+        if self.has(flags::WRITE) {
+            add("@write");
+        }
+        if self.has(flags::READONLY)
+            && !self
+                .acl
+                .unwrap_or(group.acl_categories())
+                .contains(&"@scripting")
+        {
+            add("@read");
+        }
+        if self.has(flags::ADMIN) {
+            add("@admin");
+            add("@dangerous");
+        }
+        if self.has(flags::PUBSUB) {
+            add("@pubsub");
+        }
+        if self.has(flags::FAST) {
+            add("@fast");
+        }
+        if self.has(flags::BLOCKING) {
+            add("@blocking");
+        }
+        if !self.has(flags::FAST) {
+            add("@slow");
+        }
+        cats
     }
 
     pub const fn flags(mut self, flags: u32) -> CommandSpec {

@@ -17,7 +17,10 @@ fn main() -> std::io::Result<()> {
         "redislab core listening on 127.0.0.1:{} (Ctrl-C to stop)",
         listener.port()
     );
-    loop {
-        std::thread::park();
+    // Until SHUTDOWN (or SHUTDOWN NOSAVE during a busy script) stops the core.
+    while !listener.is_stopped() {
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
+    eprintln!("redislab core: shut down");
+    Ok(())
 }
