@@ -329,6 +329,9 @@ impl Executor {
         for id in self.server.take_clients_to_close() {
             self.close(id, false);
         }
+        for (id, error) in self.server.take_unblock_requests() {
+            self.unblock(id, error);
+        }
         if self.server.dirty() != dirty_before && !self.waiting.is_empty() && !self.serving_waiters
         {
             self.serve_waiters();
@@ -399,6 +402,35 @@ impl Executor {
             }
         }
         self.serving_waiters = false;
+    }
+
+    /// Ends a client's wait with a null reply (or the UNBLOCKED error), then
+    /// lets the rest of its pipeline run.
+    fn unblock(&mut self, id: ClientId, error: bool) {
+        if !self.waiting.contains(&id) {
+            return;
+        }
+        self.waiting.retain(|&w| w != id);
+        self.server.unblocked(id);
+        let protocol = self
+            .server
+            .client(id)
+            .map(|c| c.protocol)
+            .unwrap_or_default();
+        if let Some(conn) = self.conns.get_mut(&id) {
+            let mut out = Vec::new();
+            let reply = if error {
+                Reply::error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+            } else {
+                Reply::NilArray
+            };
+            reply.encode(&mut out, protocol);
+            conn.queue.pop_front();
+            conn.blocked = None;
+            conn.handle.unsent.fetch_add(out.len(), Ordering::Relaxed);
+            let _ = conn.handle.to_conn.send(ToConn::Bytes(out));
+        }
+        self.run_client(id);
     }
 
     fn cron(&mut self) {

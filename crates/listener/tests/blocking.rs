@@ -68,3 +68,27 @@ fn a_blocked_command_holds_back_the_rest_of_its_pipeline() {
     client.write_all(pipeline.as_bytes()).unwrap();
     assert_eq!(read_exact_text(&mut client, 12), "*-1\r\n+PONG\r\n");
 }
+
+#[test]
+fn client_unblock_ends_a_wait_with_a_null_or_an_error() {
+    let listener = CoreListener::start(0).unwrap();
+    let mut waiter = connect(&listener);
+    let mut admin = connect(&listener);
+    send(&mut waiter, &["CLIENT", "ID"]);
+    let id_reply = read_exact_text(&mut waiter, 4);
+    let id = id_reply.trim_start_matches(':').trim().to_string();
+    send(&mut waiter, &["BZPOPMIN", "nothing", "0"]);
+    std::thread::sleep(Duration::from_millis(100));
+    send(&mut admin, &["CLIENT", "UNBLOCK", &id]);
+    assert_eq!(read_exact_text(&mut admin, 4), ":1\r\n");
+    assert_eq!(read_exact_text(&mut waiter, 5), "*-1\r\n");
+    send(&mut waiter, &["BZPOPMIN", "nothing", "0"]);
+    std::thread::sleep(Duration::from_millis(100));
+    send(&mut admin, &["CLIENT", "UNBLOCK", &id, "ERROR"]);
+    assert_eq!(read_exact_text(&mut admin, 4), ":1\r\n");
+    let err = "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n";
+    assert_eq!(read_exact_text(&mut waiter, err.len()), err);
+    // Not blocked any more: 0.
+    send(&mut admin, &["CLIENT", "UNBLOCK", &id]);
+    assert_eq!(read_exact_text(&mut admin, 4), ":0\r\n");
+}

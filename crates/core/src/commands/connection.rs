@@ -177,6 +177,9 @@ const CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec::client("no-touch", 3, client_no_touch)
         .flags(NOSCRIPT | LOADING | STALE)
         .doc("7.2.0", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", "<ON | OFF>"),
+    CommandSpec::client("unblock", -3, client_unblock)
+        .flags(ADMIN | NOSCRIPT | LOADING | STALE)
+        .doc("5.0.0", "Unblocks a client blocked by a blocking command from a different connection.", "client-id [TIMEOUT | ERROR]"),
     CommandSpec::new("help", 2, client_help)
         .flags(LOADING | STALE)
         .doc("5.0.0", "Returns helpful text about the different subcommands.", ""),
@@ -542,6 +545,31 @@ fn client_kill(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
     Ok(Reply::Integer(killed as i64))
 }
 
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: 1 if that client was blocked; the
+/// transport then answers its blocked command as a timeout (null) or with the
+/// UNBLOCKED error.
+fn client_unblock(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
+    let id = a.int(2)?;
+    let error = match a.len() {
+        3 => false,
+        4 if a.is(3, "timeout") => false,
+        4 if a.is(3, "error") => true,
+        4 => {
+            return Err(Reply::error(
+                "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
+            ))
+        }
+        _ => return Err(Reply::error(errors::SYNTAX)),
+    };
+    let blocked = id != c.id as i64
+        && s.client(id as u64)
+            .is_some_and(|t| t.blocked && t.kind == ClientKind::Connection);
+    if blocked {
+        s.request_unblock(id as u64, error);
+    }
+    Ok(Reply::Integer(blocked as i64))
+}
+
 fn client_reply(_: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
     match () {
         _ if a.is(2, "on") => {
@@ -603,6 +631,8 @@ fn client_help(_: &mut Server, _: &Args) -> CmdResult {
         "    Control the replies sent to the current connection.",
         "SETNAME <name>",
         "    Assign the name <name> to the current connection.",
+        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        "    Unblock the specified blocked client.",
         "SETINFO <option> <value>",
         "    Set client meta attr. Options are:",
         "    * LIB-NAME: the client lib name.",

@@ -30,6 +30,7 @@ mod geo;
 mod geo_search;
 mod hash;
 mod hll;
+mod info;
 mod introspection;
 mod monitoring;
 mod scripting;

@@ -129,6 +129,8 @@ pub struct Client {
     pub no_evict: bool,
     pub no_touch: bool,
     pub monitor: bool,
+    /// Waiting in a blocking command (BLPOP, BZPOPMIN, ...).
+    pub blocked: bool,
     /// QUIT or CLIENT KILL: close once the pending output is written.
     pub close_requested: bool,
     /// Output no command of this client produced (published messages, MONITOR
@@ -163,6 +165,7 @@ impl Client {
             no_evict: false,
             no_touch: false,
             monitor: false,
+            blocked: false,
             close_requested: false,
             pending: Vec::new(),
             pending_messages: 0,

@@ -115,6 +115,8 @@ pub struct Server {
     dirty: u64,
     running_client: ClientId,
     shutdown_requested: bool,
+    run_id: String,
+    unblock_requests: Vec<(ClientId, bool)>,
 }
 
 pub use crate::scripting::busy::{BusyHandler, BusyState, BusyVerdict};
@@ -157,7 +159,16 @@ impl Server {
             dirty: 0,
             running_client: 0,
             shutdown_requested: false,
+            run_id: String::new(),
+            unblock_requests: Vec::new(),
         };
+        {
+            use rand::Rng;
+            let mut seed_rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
+            server.run_id = (0..40)
+                .map(|_| char::from_digit(seed_rng.gen_range(0..16), 16).unwrap_or('0'))
+                .collect();
+        }
         server.default_client = server.connect(ConnectInfo::in_process());
         server
     }
@@ -297,12 +308,14 @@ impl Server {
     /// says whether the client must block or close.
     pub fn call_into(&mut self, id: ClientId, argv: &[Vec<u8>], out: &mut Vec<u8>) -> Outcome {
         let reply = self.call(id, argv);
-        if let Some(blocked) = self.pending_block.take() {
-            return Outcome::Blocked(blocked);
-        }
+        let blocked = self.pending_block.take();
         let Some(client) = self.clients.get_mut(&id) else {
             return Outcome::Close;
         };
+        client.blocked = blocked.is_some();
+        if let Some(blocked) = blocked {
+            return Outcome::Blocked(blocked);
+        }
         // Frames queued for this client go first (the extra frames of a
         // multi-channel SUBSCRIBE, messages it published to itself).
         if !client.pending.is_empty() {
@@ -581,6 +594,29 @@ impl Server {
     /// The client whose command is running (CLIENT ID of the caller).
     pub fn running_client(&self) -> ClientId {
         self.running_client
+    }
+
+    /// CLIENT UNBLOCK: the transport answers `id`'s blocked command (a null, or
+    /// the UNBLOCKED error when `error`).
+    pub(crate) fn request_unblock(&mut self, id: ClientId, error: bool) {
+        self.unblock_requests.push((id, error));
+    }
+
+    /// The CLIENT UNBLOCK requests since the last call.
+    pub fn take_unblock_requests(&mut self) -> Vec<(ClientId, bool)> {
+        std::mem::take(&mut self.unblock_requests)
+    }
+
+    /// A blocked client stopped waiting (its timeout passed, it was unblocked).
+    pub fn unblocked(&mut self, id: ClientId) {
+        if let Some(c) = self.clients.get_mut(&id) {
+            c.blocked = false;
+        }
+    }
+
+    /// A 40-hex-digit id of this server's run (INFO's `run_id`), drawn once.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
     }
 
     /// SHUTDOWN: the transport stops the server once the reply is out.
