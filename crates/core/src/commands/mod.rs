@@ -24,15 +24,19 @@ mod bitmap;
 mod cluster;
 mod connection;
 mod counter;
+mod debug;
 mod generic;
 mod geo;
 mod geo_search;
 mod hash;
 mod hll;
 mod introspection;
+mod list;
+mod list_blocking;
 mod scripting;
 mod server_cmds;
 mod set;
+mod sort;
 mod string;
 mod string_args;
 mod zset;
@@ -110,6 +114,22 @@ pub const FAMILIES: &[Family] = &[
         group: Group::HyperLogLog,
         commands: hll::COMMANDS,
     },
+    Family {
+        group: Group::List,
+        commands: list::COMMANDS,
+    },
+    Family {
+        group: Group::List,
+        commands: list_blocking::COMMANDS,
+    },
+    Family {
+        group: Group::Generic,
+        commands: sort::COMMANDS,
+    },
+    Family {
+        group: Group::Server,
+        commands: debug::COMMANDS,
+    },
 ];
 
 /// The argument positions of a command's keys: the key triple of its row, or
@@ -132,6 +152,7 @@ pub fn keys_of(spec: &CommandSpec, argv: &[Vec<u8>]) -> Vec<usize> {
             counted(1, &[])
         }
         "bzmpop" | "blmpop" => counted(2, &[]),
+        "sort" => sort::sort_keys(argv),
         "zunionstore" | "zinterstore" | "zdiffstore" => counted(2, &[1]),
         _ => {
             let k = spec.keys;
