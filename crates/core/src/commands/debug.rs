@@ -9,6 +9,8 @@
 //! * `QUICKLIST-PACKED-THRESHOLD <size>`: from this size on, a list element
 //!   gets a plain quicklist node of its own (Redis's test suite uses it to make
 //!   plain nodes without gigabyte values). Process-wide, as in Redis.
+//! * `RELOAD`: as after saving and loading the dataset, for lists (see
+//!   [`reload`]).
 //! * `LISTPACK <key>`: Redis prints the listpack on its stdout and answers a
 //!   status; the core checks the key the same way and prints nothing.
 //! * `SLEEP <seconds>`: blocks the server, as Redis's does.
@@ -31,6 +33,13 @@ const SUBCOMMANDS: &[CommandSpec] = &[
             "7.0.0",
             "Sets the element size from which list elements get a node of their own.",
             "size",
+        ),
+    CommandSpec::new("reload", -2, reload)
+        .flags(DEBUG_FLAGS)
+        .doc(
+            "1.0.0",
+            "Saves and reloads the dataset (lists are rebuilt as loading builds them).",
+            "[MERGE] [NOFLUSH] [NOSAVE]",
         ),
     CommandSpec::new("listpack", -2, listpack)
         .flags(DEBUG_FLAGS)
@@ -82,6 +91,33 @@ fn quicklist_packed_threshold(_: &mut Server, a: &Args) -> CmdResult {
             "ERR argument must be a memory value bigger than 1 and smaller than 4gb",
         )),
     }
+}
+
+/// DEBUG RELOAD: what saving and loading an RDB file changes. Keys past their
+/// TTL are not loaded, and every list is rebuilt as `rdbLoadObject` builds it
+/// (with the current `list-max-listpack-size`, see [`crate::list::List::reloaded`]).
+/// Other types are kept as they are (their loaders are not modelled), and the
+/// options are checked but all behave like a plain reload.
+fn reload(s: &mut Server, a: &Args) -> CmdResult {
+    for j in 2..a.len() {
+        if !(a.is(j, "merge") || a.is(j, "noflush") || a.is(j, "nosave")) {
+            return Err(Reply::error(
+                "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.",
+            ));
+        }
+    }
+    let cfg = crate::list::ListConfig::of(&s.config);
+    for db in 0..crate::server::DATABASES {
+        let ks = s.db_mut(db);
+        let keys: Vec<Vec<u8>> = ks.keys().map(<[u8]>::to_vec).collect();
+        for key in keys {
+            // The lookup drops a key whose TTL has passed, as loading skips it.
+            if let Some(Value::List(l)) = ks.get_mut(&key) {
+                **l = l.reloaded(cfg);
+            }
+        }
+    }
+    Ok(Reply::ok())
 }
 
 fn listpack(s: &mut Server, a: &Args) -> CmdResult {

@@ -3,12 +3,13 @@
 //!
 //! With an element to serve they answer like their non-blocking forms (BLPOP
 //! and BRPOP reply key and element, BLMPOP key and elements). With nothing to
-//! serve the client blocks: the command calls [`Server::block`] with its keys
-//! and timeout and returns the reply a client that may not block gets at once
+//! serve the client blocks: the command calls `Server::block_for` with its
+//! keys, its timeout and the type it waits for (a list), and returns the reply a client that may not block gets at once
 //! (inside MULTI, from a script, in process): a null array, or a null bulk for
 //! BLMOVE/BRPOPLPUSH. A transport parks a blocked client and runs the whole
-//! command again after a write, so what it eventually pops is decided by the
-//! same code; at the timeout the listener answers a null array, which is what
+//! command again after a write that left a list at one of its keys (a string
+//! set there does not wake it, as in Redis), keeping its first deadline, so
+//! what it eventually pops is decided by the same code; at the timeout the listener answers a null array, which is what
 //! Redis answers every blocked list command (`replyToBlockedClientTimedOut`),
 //! BLMOVE included.
 //!
@@ -141,7 +142,8 @@ fn blocking_pop(
             _ => continue,
         }
     }
-    s.block(keys.iter().map(|&i| a.bytes(i).to_vec()).collect(), timeout);
+    let keys = keys.iter().map(|&i| a.bytes(i).to_vec()).collect();
+    s.block_for(keys, timeout, Some("list"));
     Ok(Reply::NilArray)
 }
 
@@ -161,7 +163,7 @@ fn brpoplpush(s: &mut Server, a: &Args) -> CmdResult {
 fn blmove_generic(s: &mut Server, a: &Args, from: End, to: End, timeout: Option<i64>) -> CmdResult {
     let src = a.bytes(1);
     if read(s, src)?.is_none() {
-        s.block(vec![src.to_vec()], timeout);
+        s.block_for(vec![src.to_vec()], timeout, Some("list"));
         return Ok(Reply::Nil);
     }
     lmove_generic(s, src, a.bytes(2), from, to)

@@ -202,7 +202,7 @@ fn section(s: &Server, name: &str) -> String {
         "clients" => {
             field("connected_clients", s.connected_clients().to_string());
             field("maxclients", s.config.maxclients.to_string());
-            field("blocked_clients", "0".into());
+            field("blocked_clients", s.blocked_clients().to_string());
             field(
                 "pubsub_clients",
                 s.other_clients()

@@ -277,6 +277,15 @@ impl Quicklist {
         self.nodes.push_back(Node::Packed(lp));
     }
 
+    /// `quicklistAppendListpack` / `quicklistAppendPlainNode` for a node as an
+    /// RDB file holds it.
+    pub fn append_node(&mut self, node: Node) {
+        if node.count() > 0 {
+            self.count += node.count();
+            self.nodes.push_back(node);
+        }
+    }
+
     /// Pops from the head or the tail. The flag says whether Redis hands the
     /// element back as an integer object (an integer entry of a listpack node).
     pub fn pop(&mut self, tail: bool) -> Option<(Vec<u8>, bool)> {

@@ -59,6 +59,11 @@ pub struct Blocked {
     pub db: usize,
     pub keys: Vec<Vec<u8>>,
     pub timeout_ms: Option<i64>,
+    /// The type (as TYPE names it) a key must hold for the command to be worth
+    /// running again, as Redis unblocks a client only when a key it waits on
+    /// holds the type it waits for (`handleClientsBlockedOnKey`); `None`: retry
+    /// after any write.
+    pub wants: Option<&'static str>,
 }
 
 /// What a transport does after [`Server::call_into`].
@@ -114,6 +119,8 @@ pub struct Server {
     /// retries blocked clients when it moves.
     dirty: u64,
     running_client: ClientId,
+    /// Clients a transport holds blocked (INFO `blocked_clients`).
+    blocked_clients: usize,
 }
 
 pub use crate::scripting::busy::{BusyHandler, BusyState, BusyVerdict};
@@ -155,6 +162,7 @@ impl Server {
             script_watch: crate::scripting::busy::ScriptWatch::shared(),
             dirty: 0,
             running_client: 0,
+            blocked_clients: 0,
         };
         server.default_client = server.connect(ConnectInfo::in_process());
         server
@@ -477,13 +485,34 @@ impl Server {
     /// Called by a blocking command that found nothing to serve. Only a
     /// connection's own command (not one inside EXEC or a script) really blocks.
     pub(crate) fn block(&mut self, keys: Vec<Vec<u8>>, timeout_ms: Option<i64>) {
+        self.block_for(keys, timeout_ms, None);
+    }
+
+    /// [`Server::block`] for a command that is only worth retrying once one of
+    /// `keys` holds a value of type `wants`.
+    pub(crate) fn block_for(
+        &mut self,
+        keys: Vec<Vec<u8>>,
+        timeout_ms: Option<i64>,
+        wants: Option<&'static str>,
+    ) {
         if self.nesting == 0 {
             self.pending_block = Some(Blocked {
                 db: self.current_db,
                 keys,
                 timeout_ms,
+                wants,
             });
         }
+    }
+
+    /// INFO's `blocked_clients`, which the transport that parks clients keeps.
+    pub fn blocked_clients(&self) -> usize {
+        self.blocked_clients
+    }
+
+    pub fn set_blocked_clients(&mut self, n: usize) {
+        self.blocked_clients = n;
     }
 
     /// MONITOR: every command, as `+<time> [<db> <addr>] "name" "arg" ...`.
