@@ -462,6 +462,7 @@ impl Executor {
             .collect();
         for id in expired {
             self.waiting.retain(|&w| w != id);
+            self.server.blocked_timed_out(id);
             let protocol = self
                 .server
                 .client(id)

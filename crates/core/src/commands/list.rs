@@ -308,7 +308,7 @@ fn push_generic(s: &mut Server, a: &Args, end: End, xx: bool) -> CmdResult {
         if xx {
             return Ok(Reply::Integer(0));
         }
-        s.keyspace.insert(key, Value::List(Box::new(List::new())));
+        s.keyspace.insert(key, Value::List(Box::default()));
     }
     let cfg = config(s);
     let values = &a.all()[2..];
@@ -325,7 +325,7 @@ fn push_generic(s: &mut Server, a: &Args, end: End, xx: bool) -> CmdResult {
 /// size as Redis does for an element that may be an integer object.
 pub(super) fn push_moved(s: &mut Server, dst: &[u8], popped: &crate::list::Popped, end: End) {
     if s.keyspace.peek(dst).is_none() {
-        s.keyspace.insert(dst, Value::List(Box::new(List::new())));
+        s.keyspace.insert(dst, Value::List(Box::default()));
     }
     let cfg = config(s);
     let list = list_mut(s, dst);

@@ -360,24 +360,24 @@ fn sort_generic(s: &mut Server, c: &mut Client, a: &Args, readonly: bool) -> Cmd
 
     let mut conversion_error = false;
     if !o.dont_sort {
-        for j in 0..vector.len() {
+        for it in vector.iter_mut() {
             let weight = match o.by {
-                Some(pattern) => match lookup_by_pattern(s, pattern, &vector[j].obj) {
+                Some(pattern) => match lookup_by_pattern(s, pattern, &it.obj) {
                     Some(w) => w,
                     None => continue,
                 },
-                None => vector[j].obj.clone(),
+                None => it.obj.clone(),
             };
             if o.alpha {
                 if o.by.is_some() {
-                    vector[j].cmp = Some(weight);
+                    it.cmp = Some(weight);
                 }
             } else {
                 match sort_score(&weight) {
-                    Some(score) => vector[j].score = score,
+                    Some(score) => it.score = score,
                     None => {
                         conversion_error = true;
-                        vector[j].score = strtod_prefix(&weight).0;
+                        it.score = strtod_prefix(&weight).0;
                     }
                 }
             }

@@ -425,17 +425,21 @@ impl Server {
             self.dirty += 1;
         }
         let usec = elapsed.as_micros() as u64;
-        let stat = self.stats.command(fullname);
-        stat.calls += 1;
-        stat.usec += usec;
-        if failed {
-            stat.failed += 1;
-            self.stats.count_error(&reply);
-        }
-        self.stats.total_commands += 1;
-        if !spec.has(flags::SKIP_SLOWLOG) {
-            self.stats
-                .slowlog_consider(&self.config, client, argv, elapsed);
+        // A command that blocked is counted once, when it is finally served or
+        // times out (Redis skips the statistics of a call that blocked).
+        if self.pending_block.is_none() {
+            let stat = self.stats.command(fullname);
+            stat.calls += 1;
+            stat.usec += usec;
+            if failed {
+                stat.failed += 1;
+                self.stats.count_error(&reply);
+            }
+            self.stats.total_commands += 1;
+            if !spec.has(flags::SKIP_SLOWLOG) {
+                self.stats
+                    .slowlog_consider(&self.config, client, argv, elapsed);
+            }
         }
         if !spec.has(flags::SKIP_MONITOR) && !spec.has(flags::ADMIN) {
             self.feed_monitors(client, argv);
@@ -504,6 +508,16 @@ impl Server {
                 wants,
             });
         }
+    }
+
+    /// A blocked client's timeout passed (the transport answered it): its
+    /// command is counted now, once (`updateStatsOnUnblock`).
+    pub fn blocked_timed_out(&mut self, id: ClientId) {
+        let Some(name) = self.clients.get(&id).map(|c| c.last_command.clone()) else {
+            return;
+        };
+        self.stats.command(&name).calls += 1;
+        self.stats.total_commands += 1;
     }
 
     /// INFO's `blocked_clients`, which the transport that parks clients keeps.
