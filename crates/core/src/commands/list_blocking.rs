@@ -174,6 +174,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_in_process_caller_gets_the_null_reply_at_once_and_it_counts() {
+        let mut s = Server::new();
+        assert_eq!(s.cmd(&["BLPOP", "none", "0"]), Reply::NilArray);
+        assert_eq!(
+            s.cmd(&["BLMOVE", "none", "d", "LEFT", "RIGHT", "0"]),
+            Reply::Nil
+        );
+        s.cmd(&["RPUSH", "l", "a", "b"]);
+        assert_eq!(
+            s.cmd(&["BRPOP", "none", "l", "0"]),
+            Reply::Array(vec![Reply::bulk("l"), Reply::bulk("b")])
+        );
+        let info = match s.cmd(&["INFO", "commandstats"]) {
+            Reply::Verbatim(text) => text,
+            Reply::Bulk(bytes) => String::from_utf8(bytes).unwrap(),
+            other => panic!("INFO answered {other:?}"),
+        };
+        assert!(info.contains("cmdstat_blpop:calls=1,"), "{info}");
+        assert!(info.contains("cmdstat_blmove:calls=1,"), "{info}");
+    }
+
+    #[test]
     fn timeouts_parse_like_redis() {
         assert_eq!(parse_timeout(b"0"), Ok(None));
         assert_eq!(parse_timeout(b"1"), Ok(Some(1000)));

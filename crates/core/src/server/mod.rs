@@ -416,8 +416,9 @@ impl Server {
             Ok(Err(error)) => (error, true),
             Err(panic) => (self.panicked(fullname, argv, panic), true),
         };
-        if self.nesting > 0 {
-            // Inside EXEC or a script nothing blocks: the null reply stands.
+        if self.nesting > 0 || client.kind != ClientKind::Connection {
+            // Inside EXEC or a script, or for an in-process caller, nothing
+            // blocks: the null reply stands.
             self.pending_block = None;
         }
         // A blocking command that found nothing wrote nothing either.
