@@ -8,7 +8,8 @@
 //!
 //! * `QUICKLIST-PACKED-THRESHOLD <size>`: from this size on, a list element
 //!   gets a plain quicklist node of its own (Redis's test suite uses it to make
-//!   plain nodes without gigabyte values). Process-wide, as in Redis.
+//!   plain nodes without gigabyte values). Per thread (Redis: per process),
+//!   see [`crate::list::quicklist`].
 //! * `RELOAD`: as after saving and loading the dataset, for lists (see
 //!   [`reload`]).
 //! * `LISTPACK <key>`: Redis prints the listpack on its stdout and answers a

@@ -12,8 +12,8 @@
 //!   node becomes a listpack again only below *half* the limit (half the bytes,
 //!   or half the count), so a list at the boundary does not flip on every
 //!   push and pop.
-//! * **Built whole** (SORT ... STORE): a quicklist of one packed node within
-//!   the full limit becomes a listpack.
+//! * **Built whole** (SORT ... STORE, loading by DEBUG RELOAD): a quicklist of
+//!   one packed node within the full limit becomes a listpack.
 //!
 //! A quicklist keeps the fill it was created with; later CONFIG SETs of
 //! `list-max-listpack-size` apply to conversions and to new lists only, as in
