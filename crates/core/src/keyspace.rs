@@ -23,6 +23,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::hash::Hash;
+use crate::list::List;
 use crate::memory::KEY_LEN_WITH_EXPIRE_SLOT;
 use crate::set::Set;
 use crate::strings::StringValue;
@@ -37,6 +38,8 @@ pub enum Value {
     Hash(Hash),
     String(StringValue),
     Set(Set),
+    /// Boxed: a quicklist's deque and counters are larger than the other arms.
+    List(Box<List>),
 }
 
 impl Value {
@@ -47,6 +50,7 @@ impl Value {
             Value::Hash(_) => "hash",
             Value::String(_) => "string",
             Value::Set(_) => "set",
+            Value::List(_) => "list",
         }
     }
 }

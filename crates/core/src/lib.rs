@@ -6,6 +6,8 @@
 //! * the structures ([`zset`], [`dict`], [`hash`], [`strings`] on [`sds`]): plain Rust types with the
 //!   algorithms Redis uses, and what Redis's MEMORY USAGE would say about them
 //!   ([`memory`]);
+//! * lists ([`list`]): a listpack, or a quicklist of listpack nodes, with
+//!   Redis's conversion points and node splits/merges;
 //! * the keyspace ([`keyspace`]): named values with types and expiry;
 //! * geo ([`geo`]): the 52-bit geohash a geo set keeps as zset scores, Redis's
 //!   haversine and its 9-cell search;
@@ -36,6 +38,7 @@ pub mod hash;
 pub mod hll;
 pub mod keyspace;
 pub mod ldouble;
+pub mod list;
 pub mod memory;
 pub mod num;
 pub mod reply;

@@ -26,6 +26,11 @@
 //!   (8), backward pointer (8), 16 bytes per level (forward pointer and span), then
 //!   the member as an embedded sds string.
 //!
+//! * **A list** (`listTypeAllocSize`) is its listpack's `lpBytes`, or for a
+//!   quicklist the quicklist's own accounting: the 48-byte struct, 40 bytes per
+//!   node, and each node's listpack bytes (a plain node: its element's length);
+//!   see [`crate::list::quicklist`].
+//!
 //! Node levels are random in Redis (libc `random()` seeded from the clock), so
 //! two servers given the same commands can disagree on a skiplist's size; the
 //! core counts its own nodes' levels, which follow the same distribution.
@@ -190,6 +195,11 @@ pub fn skiplist_alloc_size(z: &Zset) -> usize {
         .map(|(level, len)| skiplist_node_size(level, len))
         .sum();
     jemalloc_usable(ZSKIPLIST_SIZE) + header + nodes
+}
+
+/// `listTypeAllocSize`: the list's value, without the key object.
+pub fn list_alloc_size(list: &crate::list::List) -> usize {
+    list.alloc_size()
 }
 
 /// `sizeof(dict) + dictMemUsage(d)`.

@@ -651,7 +651,17 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
 }
 
 /// The bytes before the first NUL, i.e. what C string functions see.
-fn c_str(s: &[u8]) -> &[u8] {
+/// `fast_float_strtod(s, &end)` on `s` read as a C string (up to its first
+/// NUL): the value and how many bytes it consumed (0 when nothing parsed, with
+/// the value 0). SORT uses it for its scores (an error unless everything up to
+/// the NUL was read), DEBUG SLEEP for its seconds.
+pub fn strtod_prefix(s: &[u8]) -> (f64, usize) {
+    let ff = fast_float_strtod(c_str(s));
+    (ff.value, ff.consumed)
+}
+
+/// `s` as C sees it: the bytes before the first NUL.
+pub fn c_str(s: &[u8]) -> &[u8] {
     match s.iter().position(|&b| b == 0) {
         Some(end) => &s[..end],
         None => s,

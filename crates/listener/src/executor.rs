@@ -7,8 +7,10 @@
 //!
 //! * **Blocked clients.** A blocking command with nothing to serve parks its
 //!   client (the rest of its pipeline waits with it) in a FIFO queue; after any
-//!   command that wrote, the queue is retried in order, and a client whose
-//!   timeout passed gets a null array.
+//!   command that wrote (before the writer's next pipelined command), the
+//!   queue is retried in order (a client waiting for a list only once one of
+//!   its keys holds one), a client that blocks again keeps its deadline, and a
+//!   client whose timeout passed gets a null array.
 //! * **Bounded output.** A client's replies are produced at most
 //!   [`OUT_CHUNK`] bytes at a time: the rest of its queue waits until the
 //!   connection has written them (a 60 KB request of 3,000 GETs of 100 KB values
@@ -31,7 +33,8 @@ use std::time::{Duration, Instant};
 use redislab_core::reply::Reply;
 use redislab_core::server::config::ClientClass;
 use redislab_core::server::{
-    BusyState, BusyVerdict, ClientId, ClientKind, ConnectInfo, Outcome, ACTIVE_EXPIRE_PERIOD,
+    Blocked, BusyState, BusyVerdict, ClientId, ClientKind, ConnectInfo, Outcome,
+    ACTIVE_EXPIRE_PERIOD,
 };
 use redislab_core::Server;
 use tokio::sync::mpsc::UnboundedSender;
@@ -121,6 +124,8 @@ struct Conn {
     queue: VecDeque<Item>,
     /// Blocked on its front request, until this deadline (`None`: forever).
     blocked: Option<Option<Instant>>,
+    /// What that request waits for (which keys, and the type that wakes it).
+    waits: Option<Blocked>,
     /// Waiting for the connection to write a chunk.
     paused: bool,
     /// Since when its pushed output has been above the soft limit.
@@ -224,6 +229,7 @@ impl Executor {
                         handle: conn,
                         queue: VecDeque::new(),
                         blocked: None,
+                        waits: None,
                         paused: false,
                         over_soft_since: None,
                     },
@@ -254,16 +260,26 @@ impl Executor {
 
     /// Runs `id`'s queue until it is empty, blocks, pauses or closes.
     fn run_client(&mut self, id: ClientId) {
+        while self.run_client_until_write(id) {}
+    }
+
+    /// Runs `id`'s queue as [`Executor::run_client`] does, but stops after a
+    /// command that wrote while other clients are blocked: like Redis, which
+    /// serves blocked clients after each command, they are served before this
+    /// client's next pipelined command (which could otherwise take what they
+    /// wait for). Returns whether it stopped for that reason.
+    fn run_client_until_write(&mut self, id: ClientId) -> bool {
         let dirty = self.server.dirty();
         let mut out = Vec::new();
         let mut close = None;
         let mut runs_done = 0;
+        let mut yielded = false;
         {
             let Some(conn) = self.conns.get_mut(&id) else {
-                return;
+                return false;
             };
             if conn.blocked.is_some() || conn.paused {
-                return;
+                return false;
             }
             while let Some(item) = conn.queue.front() {
                 if out.len() >= OUT_CHUNK {
@@ -284,6 +300,14 @@ impl Executor {
                     Item::Request(argv) => match self.server.call_into(id, argv, &mut out) {
                         Outcome::Done => {
                             conn.queue.pop_front();
+                            if self.server.dirty() != dirty
+                                && !self.waiting.is_empty()
+                                && !self.serving_waiters
+                                && !conn.queue.is_empty()
+                            {
+                                yielded = true;
+                                break;
+                            }
                         }
                         Outcome::Blocked(b) => {
                             let deadline = b
@@ -291,6 +315,7 @@ impl Executor {
                                 .filter(|&ms| ms > 0)
                                 .map(|ms| Instant::now() + Duration::from_millis(ms as u64));
                             conn.blocked = Some(deadline);
+                            conn.waits = Some(b);
                             self.waiting.push_back(id);
                             break;
                         }
@@ -317,6 +342,7 @@ impl Executor {
             self.close(id, flush);
         }
         self.after_commands(dirty);
+        yielded
     }
 
     /// What follows any command: pushed output goes out, killed clients close,
@@ -382,19 +408,35 @@ impl Executor {
     }
 
     /// Retries blocked clients in the order they blocked, until a pass serves none.
+    /// A client waiting for a type (a list) is retried only when one of its keys
+    /// holds that type, and keeps its place otherwise (Redis unblocks only such
+    /// clients); one that blocks again keeps its first deadline, as Redis keeps
+    /// the timeout of a command it re-executes.
     fn serve_waiters(&mut self) {
         self.serving_waiters = true;
         loop {
             let mut progressed = false;
             let round: Vec<ClientId> = self.waiting.drain(..).collect();
             for id in round {
-                let Some(conn) = self.conns.get_mut(&id) else {
+                let Some(conn) = self.conns.get(&id) else {
                     continue;
                 };
-                conn.blocked = None;
+                if !self.worth_retrying(conn) {
+                    self.waiting.push_back(id);
+                    continue;
+                }
+                let conn = self.conns.get_mut(&id).expect("looked up above");
+                let deadline = conn.blocked.take().flatten();
+                let queued = conn.queue.len();
                 let before = self.waiting.len();
                 self.run_client(id);
                 let still_blocked = self.waiting.len() > before;
+                if let Some(conn) = self.conns.get_mut(&id) {
+                    // The same request blocked again (nothing was popped off).
+                    if still_blocked && conn.queue.len() == queued {
+                        conn.blocked = Some(deadline);
+                    }
+                }
                 progressed |= !still_blocked;
             }
             if !progressed || self.waiting.is_empty() {
@@ -411,7 +453,7 @@ impl Executor {
             return;
         }
         self.waiting.retain(|&w| w != id);
-        self.server.unblocked(id);
+        self.server.blocked_timed_out(id);
         let protocol = self
             .server
             .client(id)
@@ -433,6 +475,22 @@ impl Executor {
         self.run_client(id);
     }
 
+    /// Whether a blocked client's keys could serve it now.
+    fn worth_retrying(&self, conn: &Conn) -> bool {
+        let Some(Blocked {
+            db,
+            keys,
+            wants: Some(wanted),
+            ..
+        }) = &conn.waits
+        else {
+            return true;
+        };
+        let ks = self.server.db(*db);
+        keys.iter()
+            .any(|k| ks.peek(k).is_some_and(|v| v.type_name() == *wanted))
+    }
+
     fn cron(&mut self) {
         let now = Instant::now();
         // Blocked clients whose timeout passed answer a null array.
@@ -450,6 +508,7 @@ impl Executor {
             .collect();
         for id in expired {
             self.waiting.retain(|&w| w != id);
+            self.server.blocked_timed_out(id);
             let protocol = self
                 .server
                 .client(id)

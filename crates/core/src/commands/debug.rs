@@ -9,9 +9,15 @@
 //! Modelled: SLEEP (the whole server sleeps, as Redis's main thread does),
 //! SET-ACTIVE-EXPIRE (turns the active expire cycle off and on), PROTOCOL (one
 //! reply of each RESP3 type, to see how a client shows it), ERROR, LOG,
-//! CHANGE-REPL-ID (nothing to change: OK), HELP.
+//! CHANGE-REPL-ID (nothing to change: OK), QUICKLIST-PACKED-THRESHOLD (from this
+//! size on a list element gets a plain node of its own; per thread, where Redis's
+//! is per process, see [`crate::list::quicklist`]), RELOAD (what saving and
+//! loading changes: expired keys dropped, lists rebuilt as loading builds them),
+//! LISTPACK (checks the key is a listpack; Redis also prints it on its stdout),
+//! HELP.
 
 use super::{flags::*, Args, CmdResult, CommandSpec, Server};
+use crate::keyspace::Value;
 use crate::reply::{Protocol, Reply};
 use crate::server::client::Client;
 
@@ -36,13 +42,12 @@ pub fn debug(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
     match () {
         _ if a.is(1, "help") && n == 2 => Ok(help()),
         _ if a.is(1, "sleep") && n == 3 => {
-            // `fast_float_strtod` with no error check: junk sleeps 0 s.
-            let secs = std::str::from_utf8(a.bytes(2))
-                .ok()
-                .and_then(|t| t.trim().parse::<f64>().ok())
-                .filter(|v| v.is_finite() && *v > 0.0)
-                .unwrap_or(0.0);
-            std::thread::sleep(std::time::Duration::from_micros((secs * 1e6) as u64));
+            let (seconds, _) = crate::num::strtod_prefix(a.bytes(2));
+            // `long long utime = dtime * 1000000`; nanosleep refuses negative times.
+            let micros = seconds * 1_000_000.0;
+            if micros >= 1.0 && micros.is_finite() {
+                std::thread::sleep(std::time::Duration::from_micros(micros as u64));
+            }
             Ok(Reply::ok())
         }
         _ if a.is(1, "set-active-expire") && n == 3 => {
@@ -59,23 +64,89 @@ pub fn debug(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
             Ok(Reply::ok())
         }
         _ if a.is(1, "change-repl-id") && n == 2 => Ok(Reply::ok()),
+        _ if a.is(1, "quicklist-packed-threshold") && n == 3 => quicklist_packed_threshold(a),
+        _ if a.is(1, "reload") => reload(s, a),
+        _ if a.is(1, "listpack") && n == 3 => listpack(s, a),
         _ => Err(syntax_error(a)),
     }
 }
 
-/// C's `atoi`: leading blanks, a sign, digits; anything else stops it (0 if
-/// nothing was read).
-fn atoi(bytes: &[u8]) -> i64 {
-    let text = String::from_utf8_lossy(bytes);
-    let t = text.trim_start();
-    let (sign, digits) = match t.strip_prefix('-') {
-        Some(rest) => (-1, rest),
-        None => (1, t.strip_prefix('+').unwrap_or(t)),
+/// C's `atoi`: optional spaces and sign, then digits; 0 if none.
+fn atoi(s: &[u8]) -> i64 {
+    let s = crate::num::c_str(s);
+    let mut i = s
+        .iter()
+        .take_while(|c| matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))
+        .count();
+    let negative = s.get(i) == Some(&b'-');
+    if matches!(s.get(i), Some(b'-' | b'+')) {
+        i += 1;
+    }
+    let mut v: i64 = 0;
+    for &c in s[i..].iter().take_while(|c| c.is_ascii_digit()) {
+        v = v.wrapping_mul(10).wrapping_add(i64::from(c - b'0'));
+    }
+    if negative {
+        -v
+    } else {
+        v
+    }
+}
+
+fn quicklist_packed_threshold(a: &Args) -> CmdResult {
+    let text = String::from_utf8_lossy(crate::num::c_str(a.bytes(2))).into_owned();
+    let bytes = crate::server::config::parse_memory(&text)
+        .filter(|&n| n >= 0)
+        .map(|n| n as u64);
+    match bytes {
+        Some(n) if crate::list::quicklist::set_packed_threshold(n) => Ok(Reply::ok()),
+        _ => Err(Reply::error(
+            "ERR argument must be a memory value bigger than 1 and smaller than 4gb",
+        )),
+    }
+}
+
+/// DEBUG RELOAD: what saving and loading an RDB file changes. Keys past their
+/// TTL are not loaded, and every list is rebuilt as `rdbLoadObject` builds it
+/// (with the current `list-max-listpack-size`, see [`crate::list::List::reloaded`]).
+/// Other types are kept as they are (their loaders are not modelled), and the
+/// options are checked but all behave like a plain reload.
+fn reload(s: &mut Server, a: &Args) -> CmdResult {
+    for j in 2..a.len() {
+        if !(a.is(j, "merge") || a.is(j, "noflush") || a.is(j, "nosave")) {
+            return Err(Reply::error(
+                "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.",
+            ));
+        }
+    }
+    let cfg = crate::list::ListConfig::of(&s.config);
+    for db in 0..crate::server::DATABASES {
+        let ks = s.db_mut(db);
+        let keys: Vec<Vec<u8>> = ks.keys().map(<[u8]>::to_vec).collect();
+        for key in keys {
+            // The lookup drops a key whose TTL has passed, as loading skips it.
+            if let Some(Value::List(l)) = ks.get_mut(&key) {
+                **l = l.reloaded(cfg);
+            }
+        }
+    }
+    Ok(Reply::ok())
+}
+
+fn listpack(s: &mut Server, a: &Args) -> CmdResult {
+    let encoding = match s.keyspace.get(a.bytes(2)) {
+        None => return Err(Reply::error("ERR no such key")),
+        Some(Value::List(l)) => l.encoding_name(),
+        Some(Value::Zset(z)) => z.encoding().name(),
+        Some(Value::Hash(h)) => h.encoding_name(),
+        Some(Value::Set(set)) => set.encoding_name(),
+        Some(Value::String(v)) => v.encoding_name(),
     };
-    let end = digits
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(digits.len());
-    digits[..end].parse::<i64>().map_or(0, |v| sign * v)
+    if encoding == "listpack" || encoding == "listpackex" {
+        Ok(Reply::Status("Listpack structure printed on stdout".into()))
+    } else {
+        Err(Reply::error("ERR Not a listpack encoded object."))
+    }
 }
 
 /// DEBUG PROTOCOL <type>: one reply of each kind, as Redis sends it.
@@ -133,12 +204,19 @@ fn help() -> Reply {
         "    Change the replication IDs of the instance (nothing to change on the core).",
         "ERROR <string>",
         "    Return a Redis protocol error with <string> as message.",
+        "LISTPACK <key>",
+        "    Show low level info about the ziplist encoding of <key>.",
         "LOG <message>",
         "    Write <message> to the server log.",
         "PROTOCOL <type>",
         "    Reply with a test value of the specified type. <type> can be: string,",
         "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
         "    true, false.",
+        "QUICKLIST-PACKED-THRESHOLD <size>",
+        "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+        "RELOAD [MERGE] [NOFLUSH] [NOSAVE]",
+        "    Save the RDB on disk and reload it back to memory (the core: expired keys",
+        "    dropped, lists rebuilt).",
         "SET-ACTIVE-EXPIRE <0|1>",
         "    Setting it to 0 disables expiring keys in background when they are not",
         "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -193,5 +271,50 @@ mod tests {
         s.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]);
         s.active_expire_cycle();
         assert_eq!(s.db(0).len(), 0);
+    }
+
+    #[test]
+    fn the_packed_threshold_makes_plain_nodes() {
+        let mut s = Server::new();
+        let err = |t: &str| Reply::error(t);
+        assert_eq!(
+            s.cmd(&["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "5gb"]),
+            err("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
+        );
+        assert_eq!(
+            s.cmd(&["debug", "quicklist-packed-threshold"]),
+            err("ERR unknown subcommand or wrong number of arguments for 'quicklist-packed-threshold'. Try DEBUG HELP.")
+        );
+        assert_eq!(
+            s.cmd(&["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "10b"]),
+            Reply::ok()
+        );
+        s.cmd(&["CONFIG", "SET", "list-max-listpack-size", "1"]);
+        s.cmd(&["RPUSH", "l", "short", "0123456789"]);
+        // The 10-byte element has a node of its own: 48 + 2 * 40 + (7 + 7) + 10.
+        assert_eq!(
+            s.cmd(&["OBJECT", "ENCODING", "l"]),
+            Reply::bulk("quicklist")
+        );
+        assert_eq!(
+            s.cmd(&["MEMORY", "USAGE", "l"]),
+            Reply::Integer(24 + 48 + 80 + 14 + 10)
+        );
+        assert_eq!(
+            s.cmd(&["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0"]),
+            Reply::ok()
+        );
+        assert_eq!(
+            s.cmd(&["DEBUG", "LISTPACK", "l"]),
+            err("ERR Not a listpack encoded object.")
+        );
+        assert_eq!(
+            s.cmd(&["DEBUG", "LISTPACK", "nokey"]),
+            err("ERR no such key")
+        );
+        assert_eq!(
+            s.cmd(&["DEBUG", "NOPE"]),
+            err("ERR unknown subcommand or wrong number of arguments for 'NOPE'. Try DEBUG HELP.")
+        );
     }
 }

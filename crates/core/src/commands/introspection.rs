@@ -46,6 +46,9 @@ pub fn memory(s: &mut Server, a: &Args) -> Reply {
         Some(Value::Set(set)) => {
             Reply::Integer((memory::key_object_size(key.len(), slot) + set.alloc_size()) as i64)
         }
+        Some(Value::List(l)) => Reply::Integer(
+            (memory::key_object_size(key.len(), slot) + memory::list_alloc_size(l)) as i64,
+        ),
         // Said plainly rather than guessed: no model of a hash's allocations yet.
         Some(other) => Reply::error(format!(
             "ERR the core does not model MEMORY USAGE for {} values",
@@ -86,6 +89,7 @@ pub fn object(s: &mut Server, a: &Args) -> Reply {
         Some(Value::Hash(h)) => Reply::bulk(h.encoding_name()),
         Some(Value::String(v)) => Reply::bulk(v.encoding_name()),
         Some(Value::Set(set)) => Reply::bulk(set.encoding_name()),
+        Some(Value::List(l)) => Reply::bulk(l.encoding_name()),
     }
 }
 

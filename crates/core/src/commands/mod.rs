@@ -32,10 +32,13 @@ mod hash;
 mod hll;
 mod info;
 mod introspection;
+mod list;
+mod list_blocking;
 mod monitoring;
 mod scripting;
 mod server_cmds;
 mod set;
+mod sort;
 mod string;
 mod string_args;
 mod zset;
@@ -121,6 +124,18 @@ pub const FAMILIES: &[Family] = &[
         group: Group::HyperLogLog,
         commands: hll::COMMANDS,
     },
+    Family {
+        group: Group::List,
+        commands: list::COMMANDS,
+    },
+    Family {
+        group: Group::List,
+        commands: list_blocking::COMMANDS,
+    },
+    Family {
+        group: Group::Generic,
+        commands: sort::COMMANDS,
+    },
 ];
 
 /// The argument positions of a command's keys: the key triple of its row, or
@@ -143,6 +158,7 @@ pub fn keys_of(spec: &CommandSpec, argv: &[Vec<u8>]) -> Vec<usize> {
             counted(1, &[])
         }
         "bzmpop" | "blmpop" => counted(2, &[]),
+        "sort" => sort::sort_keys(argv),
         "zunionstore" | "zinterstore" | "zdiffstore" => counted(2, &[1]),
         _ => {
             let k = spec.keys;

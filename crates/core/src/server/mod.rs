@@ -59,6 +59,11 @@ pub struct Blocked {
     pub db: usize,
     pub keys: Vec<Vec<u8>>,
     pub timeout_ms: Option<i64>,
+    /// The type (as TYPE names it) a key must hold for the command to be worth
+    /// running again, as Redis unblocks a client only when a key it waits on
+    /// holds the type it waits for (`handleClientsBlockedOnKey`); `None`: retry
+    /// after any write.
+    pub wants: Option<&'static str>,
 }
 
 /// What a transport does after [`Server::call_into`].
@@ -432,8 +437,9 @@ impl Server {
             Ok(Err(error)) => (error, true),
             Err(panic) => (self.panicked(fullname, argv, panic), true),
         };
-        if self.nesting > 0 {
-            // Inside EXEC or a script nothing blocks: the null reply stands.
+        if self.nesting > 0 || client.kind != ClientKind::Connection {
+            // Inside EXEC or a script, or for an in-process caller, nothing
+            // blocks: the null reply stands.
             self.pending_block = None;
         }
         // A blocking command that found nothing wrote nothing either.
@@ -441,16 +447,20 @@ impl Server {
             self.dirty += 1;
         }
         let usec = elapsed.as_micros() as u64;
-        let stat = self.stats.command(fullname);
-        stat.record(usec);
-        if failed {
-            stat.failed += 1;
-            self.stats.count_error(&reply);
-        }
-        self.stats.total_commands += 1;
-        if !spec.has(flags::SKIP_SLOWLOG) {
-            self.stats
-                .slowlog_consider(&self.config, client, argv, elapsed);
+        // A command that blocked is counted once, when it is finally served or
+        // times out (Redis skips the statistics of a call that blocked).
+        if self.pending_block.is_none() {
+            let stat = self.stats.command(fullname);
+            stat.record(usec);
+            if failed {
+                stat.failed += 1;
+                self.stats.count_error(&reply);
+            }
+            self.stats.total_commands += 1;
+            if !spec.has(flags::SKIP_SLOWLOG) {
+                self.stats
+                    .slowlog_consider(&self.config, client, argv, elapsed);
+            }
         }
         if !spec.has(flags::SKIP_MONITOR) && !spec.has(flags::ADMIN) {
             self.feed_monitors(client, argv);
@@ -500,13 +510,38 @@ impl Server {
     /// Called by a blocking command that found nothing to serve. Only a
     /// connection's own command (not one inside EXEC or a script) really blocks.
     pub(crate) fn block(&mut self, keys: Vec<Vec<u8>>, timeout_ms: Option<i64>) {
+        self.block_for(keys, timeout_ms, None);
+    }
+
+    /// [`Server::block`] for a command that is only worth retrying once one of
+    /// `keys` holds a value of type `wants`.
+    pub(crate) fn block_for(
+        &mut self,
+        keys: Vec<Vec<u8>>,
+        timeout_ms: Option<i64>,
+        wants: Option<&'static str>,
+    ) {
         if self.nesting == 0 {
             self.pending_block = Some(Blocked {
                 db: self.current_db,
                 keys,
                 timeout_ms,
+                wants,
             });
         }
+    }
+
+    /// A blocked client's timeout passed (the transport answered it): its
+    /// command is counted now, once (`updateStatsOnUnblock`).
+    /// (Also after CLIENT UNBLOCK.)
+    pub fn blocked_timed_out(&mut self, id: ClientId) {
+        let Some(client) = self.clients.get_mut(&id) else {
+            return;
+        };
+        client.blocked = false;
+        let name = client.last_command.clone();
+        self.stats.command(&name).calls += 1;
+        self.stats.total_commands += 1;
     }
 
     /// MONITOR: every command, as `+<time> [<db> <addr>] "name" "arg" ...`.
@@ -605,13 +640,6 @@ impl Server {
     /// The CLIENT UNBLOCK requests since the last call.
     pub fn take_unblock_requests(&mut self) -> Vec<(ClientId, bool)> {
         std::mem::take(&mut self.unblock_requests)
-    }
-
-    /// A blocked client stopped waiting (its timeout passed, it was unblocked).
-    pub fn unblocked(&mut self, id: ClientId) {
-        if let Some(c) = self.clients.get_mut(&id) {
-            c.blocked = false;
-        }
     }
 
     /// A 40-hex-digit id of this server's run (INFO's `run_id`), drawn once.

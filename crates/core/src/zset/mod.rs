@@ -123,6 +123,20 @@ impl Zset {
         self.scores = dict;
     }
 
+    /// `zsetConvert(zobj, OBJ_ENCODING_SKIPLIST)`, which SORT applies to any
+    /// sorted set it reads: a listpack becomes a skiplist for good.
+    pub fn convert_to_skiplist(&mut self) {
+        if self.encoding == Encoding::Listpack {
+            self.convert(self.len());
+        }
+    }
+
+    /// The members in the order the dict beside the skiplist walks them (how
+    /// SORT loads a sorted set it sorts).
+    pub fn dict_members(&self) -> impl Iterator<Item = &[u8]> {
+        self.scores.iter().map(|(m, _)| m)
+    }
+
     /// Buckets of the dict beside the skiplist (both tables while it rehashes),
     /// or 0 for a listpack, which has no dict in Redis.
     pub fn dict_buckets(&self) -> usize {
