@@ -36,6 +36,7 @@ pub mod hash;
 pub mod hll;
 pub mod keyspace;
 pub mod ldouble;
+pub mod lru;
 pub mod memory;
 pub mod num;
 pub mod reply;

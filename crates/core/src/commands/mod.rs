@@ -30,6 +30,8 @@ mod geo_search;
 mod hash;
 mod hll;
 mod introspection;
+mod keys;
+mod scan;
 mod scripting;
 mod server_cmds;
 mod set;
@@ -77,6 +79,18 @@ pub const FAMILIES: &[Family] = &[
     Family {
         group: Group::Server,
         commands: introspection::COMMANDS,
+    },
+    Family {
+        group: Group::Generic,
+        commands: introspection::OBJECT_COMMANDS,
+    },
+    Family {
+        group: Group::Generic,
+        commands: keys::COMMANDS,
+    },
+    Family {
+        group: Group::Generic,
+        commands: scan::COMMANDS,
     },
     Family {
         group: Group::String,

@@ -291,13 +291,15 @@ fn section(s: &Server, name: &str) -> String {
         "keyspace" => {
             for db in 0..crate::server::DATABASES {
                 let ks = s.db(db);
-                if !ks.is_empty() {
+                // Hash field expiry is not modelled: subexpiry is always 0.
+                if !ks.is_empty() || ks.volatile_len() > 0 {
                     field(
                         &format!("db{db}"),
                         format!(
-                            "keys={},expires={},avg_ttl=0,subexpiry=0",
+                            "keys={},expires={},avg_ttl={},subexpiry=0",
                             ks.len(),
-                            ks.volatile_len()
+                            ks.volatile_len(),
+                            ks.avg_ttl()
                         ),
                     );
                 }
