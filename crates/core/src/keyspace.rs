@@ -29,7 +29,7 @@
 //! | [`Keyspace::get`]              | `lookupKeyRead`               | yes     | touched | if the command is not a write |
 //! | [`Keyspace::get_untouched`]    | `lookupKeyReadWithFlags(NOTOUCH)` | yes | —       | same        |
 //! | [`Keyspace::lookup_read`]      | `lookupKeyRead` in a write command | yes | touched | always    |
-//! | [`Keyspace::get_mut`]          | `lookupKeyWrite` + modify     | yes     | touched | —           |
+//! | [`Keyspace::get_mut`]          | `lookupKeyWrite` + modify     | yes     | touched | if the command is not a write |
 //! | [`Keyspace::lookup_write`]     | `lookupKeyWrite` only         | yes     | touched | —           |
 //! | [`Keyspace::contains`], [`Keyspace::expiry`] | existence/TTL checks | yes | — | (`expiry`: as `get`) |
 //! | [`Keyspace::peek`]             | `dbFind`                      | no      | —       | —           |
@@ -382,8 +382,13 @@ impl Keyspace {
     }
 
     /// `lookupKeyWrite` for a command about to change the value: WATCH notices.
+    /// A read-only command that needs the value mutably (a dict lookup moves
+    /// its rehash along) is reading: its lookup counts as a hit or a miss.
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Value> {
-        let at = self.live(key)?;
+        let found = self.live(key);
+        let counted = self.access.count_reads;
+        self.count(counted, found.is_some());
+        let at = found?;
         self.watches.note(key);
         self.touch_write(at);
         Some(&mut self.entries.value_at_mut(at).value)
