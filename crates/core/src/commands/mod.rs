@@ -24,6 +24,7 @@ mod bitmap;
 mod cluster;
 mod connection;
 mod counter;
+mod debug;
 mod generic;
 mod geo;
 mod geo_search;
@@ -91,6 +92,10 @@ pub const FAMILIES: &[Family] = &[
     Family {
         group: Group::Generic,
         commands: scan::COMMANDS,
+    },
+    Family {
+        group: Group::Server,
+        commands: debug::COMMANDS,
     },
     Family {
         group: Group::String,

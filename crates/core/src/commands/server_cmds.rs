@@ -255,6 +255,7 @@ fn section(s: &Server, name: &str) -> String {
             field("total_commands_processed", st.total_commands.to_string());
             field("rejected_connections", st.rejected_connections.to_string());
             field("expired_keys", st.expired_keys.to_string());
+            field("expired_keys_active", st.expired_keys_active.to_string());
             field("keyspace_hits", st.keyspace_hits.to_string());
             field("keyspace_misses", st.keyspace_misses.to_string());
             field("pubsub_channels", s.pubsub.channel_count().to_string());

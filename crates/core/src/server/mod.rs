@@ -658,6 +658,7 @@ impl Server {
             total.expired += stats.expired;
         }
         self.stats.expired_keys += total.expired as u64;
+        self.stats.expired_keys_active += total.expired as u64;
         total
     }
 
