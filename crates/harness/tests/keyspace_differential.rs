@@ -718,15 +718,19 @@ fn random_keyspace_streams_answer_like_redis() {
 
 // ----- SCAN under change -----
 
+/// A way to send one command to one server and get its RESP2 bytes.
+type Call<'a> = dyn FnMut(&[Vec<u8>]) -> Vec<u8> + 'a;
+
 /// One walk with COUNT `count` on the core (in process) or Redis, calling
-/// `between` after every call; returns every key it saw.
+/// `between` after every call; returns every element it saw, in order, and
+/// the number of calls.
 fn walk_with_changes(
-    call: &mut dyn FnMut(&[Vec<u8>]) -> Vec<u8>,
+    call: &mut Call,
     head: &[&str],
     count: &str,
-    between: &mut dyn FnMut(&mut dyn FnMut(&[Vec<u8>]) -> Vec<u8>, usize),
-) -> (HashSet<Vec<u8>>, usize) {
-    let mut seen = HashSet::new();
+    between: &mut dyn FnMut(&mut Call, usize),
+) -> (Vec<Vec<u8>>, usize) {
+    let mut seen = Vec::new();
     let mut cursor = b"0".to_vec();
     let mut calls = 0;
     loop {
@@ -757,7 +761,7 @@ fn a_walk_returns_every_key_present_throughout_despite_changes_and_rehashing() {
         let stable: Vec<Vec<u8>> = (0..300)
             .map(|i| format!("stable:{i}").into_bytes())
             .collect();
-        let setup = |call: &mut dyn FnMut(&[Vec<u8>]) -> Vec<u8>| {
+        let setup = |call: &mut Call| {
             call(&argv(&["FLUSHALL"]));
             for k in &stable {
                 call(&[b"SET".to_vec(), k.clone(), b"v".to_vec()]);
@@ -775,7 +779,7 @@ fn a_walk_returns_every_key_present_throughout_despite_changes_and_rehashing() {
         };
         // Between calls: add 40 keys (growing) or delete 40 (shrinking), plus
         // a delete of a recently added key either way.
-        let mut changes = |call: &mut dyn FnMut(&[Vec<u8>]) -> Vec<u8>, n: usize| {
+        let mut changes = |call: &mut Call, n: usize| {
             for j in 0..40 {
                 let i = n * 40 + j;
                 if grow {
@@ -807,6 +811,7 @@ fn a_walk_returns_every_key_present_throughout_despite_changes_and_rehashing() {
             walk_with_changes(&mut call, &["SCAN"], "10", &mut changes)
         };
         for (who, (seen, calls)) in [("core", &core_seen), ("redis", &redis_seen)] {
+            let seen: HashSet<Vec<u8>> = seen.iter().cloned().collect();
             for k in &stable {
                 assert!(
                     seen.contains(k),
@@ -814,7 +819,7 @@ fn a_walk_returns_every_key_present_throughout_despite_changes_and_rehashing() {
                     String::from_utf8_lossy(k)
                 );
             }
-            for k in seen {
+            for k in &seen {
                 assert!(
                     ever.contains(k),
                     "{phase}: {who} returned a key never added"
@@ -838,7 +843,7 @@ fn a_walk_returns_every_key_present_throughout_despite_changes_and_rehashing() {
                     _ => vec!["1".into(), m.to_string()],
                 }
             };
-            let build = |call: &mut dyn FnMut(&[Vec<u8>]) -> Vec<u8>| {
+            let build = |call: &mut Call| {
                 call(&argv(&["DEL", "big"]));
                 for i in 0..(if grow { 300 } else { 3000 }) {
                     let mut c = vec![add.to_string(), "big".into()];
@@ -846,7 +851,7 @@ fn a_walk_returns_every_key_present_throughout_despite_changes_and_rehashing() {
                     call(&argv(&c));
                 }
             };
-            let mut change = |call: &mut dyn FnMut(&[Vec<u8>]) -> Vec<u8>, n: usize| {
+            let mut change = |call: &mut Call, n: usize| {
                 for j in 0..30 {
                     let i = n * 30 + j;
                     let mut c = if grow {
@@ -872,7 +877,7 @@ fn a_walk_returns_every_key_present_throughout_despite_changes_and_rehashing() {
             for side in 0..2 {
                 let mut call_core = |cmd: &[Vec<u8>]| core.run(cmd).to_resp2();
                 let mut call_redis = |cmd: &[Vec<u8>]| redis.call(cmd).unwrap();
-                let call: &mut dyn FnMut(&[Vec<u8>]) -> Vec<u8> = if side == 0 {
+                let call: &mut Call = if side == 0 {
                     &mut call_core
                 } else {
                     &mut call_redis
@@ -882,7 +887,21 @@ fn a_walk_returns_every_key_present_throughout_despite_changes_and_rehashing() {
                 results.push(seen);
             }
             for (who, seen) in ["core", "redis"].iter().zip(&results) {
-                let members: HashSet<&[u8]> = seen.iter().map(|m| m.as_slice()).collect();
+                let mut members: HashSet<&[u8]> = HashSet::new();
+                for element in seen.chunks(group) {
+                    let m = element[0].as_slice();
+                    assert!(
+                        m.starts_with(b"s") || m.starts_with(b"n"),
+                        "{phase} {kind}: {who} returned {}",
+                        String::from_utf8_lossy(m)
+                    );
+                    if group == 2 {
+                        let want: &[u8] = if kind == "HSCAN" { b"v" } else { b"1" };
+                        assert_eq!(element[1], want, "{phase} {kind}: {who}'s value");
+                    }
+                    members.insert(m);
+                }
+                // s0..s99 are never removed (the shrinking walk removes s100 on).
                 for i in 0..100 {
                     let m = format!("s{i}");
                     assert!(
@@ -890,7 +909,6 @@ fn a_walk_returns_every_key_present_throughout_despite_changes_and_rehashing() {
                         "{phase} {kind}: {who} missed {m}"
                     );
                 }
-                let _ = group;
             }
         }
     }
@@ -936,6 +954,14 @@ fn match_and_type_filter_the_same_keys() {
 
 // ----- WATCH -----
 
+/// Commands the other client runs first, the key the watcher watches, and the
+/// command (of the other client) that may or may not invalidate it.
+type Scenario = (
+    &'static [&'static [&'static str]],
+    &'static str,
+    &'static [&'static str],
+);
+
 #[test]
 fn watch_sees_flushes_swaps_moves_copies_and_renames_like_redis() {
     let Some(server) = redis_for_test() else {
@@ -949,7 +975,7 @@ fn watch_sees_flushes_swaps_moves_copies_and_renames_like_redis() {
     let mut ra = RawRedis::connect(server.port).unwrap();
     let mut rb = RawRedis::connect(server.port).unwrap();
     // (watcher's db, setup by the other client, watched key, the command, watcher's db for EXEC)
-    let scenarios: &[(&[&[&str]], &str, &[&str])] = &[
+    let scenarios: &[Scenario] = &[
         (&[&["SET", "k", "v"]], "k", &["FLUSHALL"]),
         (&[], "k", &["FLUSHALL"]),
         (&[&["SET", "k", "v"]], "k", &["FLUSHDB"]),
