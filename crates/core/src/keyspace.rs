@@ -128,6 +128,10 @@ struct Entry {
     expire_slot: bool,
     /// `robj.lru` (see [`crate::lru`]).
     lru: u32,
+    /// The command ([`Access::command`]) that last moved `lru`: a command
+    /// touches a key once, however many lookups the core's code makes for
+    /// what Redis does in one (the LFU counter would count them all).
+    touched_by: u32,
 }
 
 /// Wall-clock time in Unix milliseconds, the clock Redis uses for expiry.
@@ -157,6 +161,9 @@ pub struct Access {
     /// The command is not a write: its read lookups count as keyspace
     /// hits/misses.
     pub count_reads: bool,
+    /// A number for the running command, different for each command; 0 for
+    /// a keyspace used on its own, where every lookup is an access.
+    pub command: u32,
 }
 
 impl Default for Access {
@@ -166,6 +173,7 @@ impl Default for Access {
             policy: Policy::Lru,
             no_touch: false,
             count_reads: false,
+            command: 0,
         }
     }
 }
@@ -271,13 +279,12 @@ impl Keyspace {
     /// A read access to the entry: the LRU clock or the LFU counter moves
     /// (unless CLIENT NO-TOUCH, or an LRM policy, which only counts writes).
     fn touch_read(&mut self, at: EntryRef) {
-        if self.access.no_touch {
+        if self.access.no_touch || self.access.policy == Policy::Lrm || !self.first_touch(at) {
             return;
         }
         match self.access.policy {
-            Policy::Lru => self.entries.value_at_mut(at).lru = self.access.clock.lru,
             Policy::Lfu { .. } => self.touch_lfu(at),
-            Policy::Lrm => {}
+            _ => self.entries.value_at_mut(at).lru = self.access.clock.lru,
         }
     }
 
@@ -285,10 +292,22 @@ impl Keyspace {
     /// (`updateLRM`, which CLIENT NO-TOUCH does not stop).
     fn touch_write(&mut self, at: EntryRef) {
         if self.access.policy == Policy::Lrm {
-            self.entries.value_at_mut(at).lru = self.access.clock.lru;
+            if self.first_touch(at) {
+                self.entries.value_at_mut(at).lru = self.access.clock.lru;
+            }
         } else {
             self.touch_read(at);
         }
+    }
+
+    /// Whether the running command has not touched this entry yet (and now
+    /// has).
+    fn first_touch(&mut self, at: EntryRef) -> bool {
+        let command = self.access.command;
+        let e = self.entries.value_at_mut(at);
+        let first = command == 0 || e.touched_by != command;
+        e.touched_by = command;
+        first
     }
 
     fn touch_lfu(&mut self, at: EntryRef) {
@@ -434,6 +453,8 @@ impl Keyspace {
             expires_at_ms: None,
             expire_slot: key.len() >= KEY_LEN_WITH_EXPIRE_SLOT,
             lru,
+            // A key just added starts fresh: no access counted on top of it.
+            touched_by: self.access.command,
         };
         let hash = self.entries.hash_of(key);
         match self.entries.find_entry_hashed(hash, key) {
@@ -441,7 +462,9 @@ impl Keyspace {
                 // `setKey` over an existing key (`dbSetValue`): the key's
                 // LRU/LFU field carries over, after the write's own access.
                 let old = std::mem::replace(self.entries.value_at_mut(at), entry);
-                self.entries.value_at_mut(at).lru = old.lru;
+                let e = self.entries.value_at_mut(at);
+                e.lru = old.lru;
+                e.touched_by = old.touched_by;
                 self.touch_write(at);
                 if old.expires_at_ms.is_some() {
                     self.forget_ttl(key);
@@ -929,16 +952,26 @@ mod tests {
         });
         ks.get(b"k");
         assert_eq!(ks.lru_field(b"k"), Some(105), "CLIENT NO-TOUCH");
-        // LRM: reads leave it, writes move it even under NO-TOUCH.
+        // LRM: reads leave it, writes move it even under NO-TOUCH, also after
+        // a read in the same command.
         ks.set_access(Access {
             policy: Policy::Lrm,
             no_touch: true,
+            command: 7,
             ..at(120)
         });
         ks.get(b"k");
         assert_eq!(ks.lru_field(b"k"), Some(105));
         ks.get_mut(b"k");
         assert_eq!(ks.lru_field(b"k"), Some(120));
+        ks.set_access(Access {
+            policy: Policy::Lrm,
+            command: 8,
+            ..at(130)
+        });
+        ks.get(b"k");
+        ks.set_value(b"k", string("w"), false, false);
+        assert_eq!(ks.lru_field(b"k"), Some(130));
     }
 
     #[test]
@@ -958,6 +991,34 @@ mod tests {
             ks.get(b"k");
         }
         assert_eq!(ks.lru_field(b"k").map(|f| f & 255), Some(15));
+    }
+
+    #[test]
+    fn a_command_touches_a_key_once_however_many_lookups_it_makes() {
+        let lfu = Policy::Lfu {
+            log_factor: 0,
+            decay_time: 1,
+        };
+        let mut ks = Keyspace::new();
+        let command = |n: u32| Access {
+            policy: lfu,
+            command: n,
+            ..Access::default()
+        };
+        ks.set_access(command(1));
+        ks.insert(b"k", string("v"));
+        ks.get_mut(b"k");
+        ks.get(b"k");
+        assert_eq!(
+            ks.lru_field(b"k").map(|f| f & 255),
+            Some(5),
+            "added by this command"
+        );
+        ks.set_access(command(2));
+        ks.get(b"k");
+        ks.get_mut(b"k");
+        ks.set_value(b"k", string("w"), false, false);
+        assert_eq!(ks.lru_field(b"k").map(|f| f & 255), Some(6), "one access");
     }
 
     #[test]

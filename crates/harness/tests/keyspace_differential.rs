@@ -1227,3 +1227,92 @@ fn lazy_expiry_and_the_counters_follow_redis() {
         .call(&argv(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]))
         .unwrap();
 }
+
+// ----- the LRU/LFU field -----
+
+#[test]
+fn object_freq_and_idletime_follow_the_policy_like_redis() {
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let mut both = Both::new(server.port);
+    both.same_str(&["FLUSHALL"]);
+    // LFU: a new key counts 5, its first access makes it 6 (certain: at the
+    // initial value every access counts); RENAME, MOVE and COPY make a new key.
+    both.same_str(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"]);
+    let script: &[&[&str]] = &[
+        &["SET", "a", "1"],
+        &["OBJECT", "FREQ", "a"],
+        &["GET", "a"],
+        &["OBJECT", "FREQ", "a"],
+        &["OBJECT", "FREQ", "a"],
+        &["TYPE", "a"],
+        &["EXISTS", "a"],
+        &["OBJECT", "FREQ", "a"],
+        &["HSET", "h", "f", "v"],
+        &["OBJECT", "FREQ", "h"],
+        &["HSET", "h", "g", "v"],
+        &["OBJECT", "FREQ", "h"],
+        &["SADD", "s", "x"],
+        &["SADD", "s", "y"],
+        &["OBJECT", "FREQ", "s"],
+        &["ZADD", "z", "1", "m"],
+        &["ZSCORE", "z", "m"],
+        &["OBJECT", "FREQ", "z"],
+        &["SET", "n", "1"],
+        &["INCR", "n"],
+        &["OBJECT", "FREQ", "n"],
+        &["RENAME", "a", "b"],
+        &["OBJECT", "FREQ", "b"],
+        &["COPY", "b", "c"],
+        &["OBJECT", "FREQ", "c"],
+        &["OBJECT", "FREQ", "b"],
+        &["MOVE", "c", "1"],
+        &["SELECT", "1"],
+        &["OBJECT", "FREQ", "c"],
+        &["SELECT", "0"],
+        &["TOUCH", "b"],
+        &["OBJECT", "FREQ", "b"],
+        &["OBJECT", "IDLETIME", "b"],
+        &["OBJECT", "FREQ", "nokey"],
+        &["CONFIG", "SET", "maxmemory-policy", "volatile-lfu"],
+        &["OBJECT", "FREQ", "h"],
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"],
+        &["OBJECT", "FREQ", "b"],
+        &["SET", "fresh", "v"],
+        &["OBJECT", "IDLETIME", "fresh"],
+        &["OBJECT", "REFCOUNT", "fresh"],
+        &["OBJECT", "REFCOUNT", "n"],
+    ];
+    for cmd in script {
+        both.same_str(cmd);
+    }
+    // LRU and LRM idle times, with CLIENT NO-TOUCH: read, read without
+    // touching, TOUCH without touching, then under LRM a read and a write.
+    for k in ["k1", "k2", "k3", "k4", "k5"] {
+        both.same_str(&["SET", k, "v"]);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(2300));
+    both.same_str(&["GET", "k1"]);
+    both.same_str(&["CLIENT", "NO-TOUCH", "ON"]);
+    both.same_str(&["GET", "k2"]);
+    both.same_str(&["TOUCH", "k3"]);
+    both.same_str(&["CLIENT", "NO-TOUCH", "OFF"]);
+    both.same_str(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lrm"]);
+    both.same_str(&["GET", "k4"]);
+    both.same_str(&["APPEND", "k5", "x"]);
+    for k in ["k1", "k2", "k3", "k4", "k5"] {
+        let (core, redis) = both.raw(&argv(&["OBJECT", "IDLETIME", k]));
+        let class = |b: &[u8]| match parse(b) {
+            Resp::Int(0) => "just accessed".to_string(),
+            Resp::Int(n) if (2..=4).contains(&n) => "idle since SET".to_string(),
+            other => format!("{other:?}"),
+        };
+        both.check(&format!("OBJECT IDLETIME {k}"), class(&core), class(&redis));
+    }
+    both.same_str(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
+    eprintln!(
+        "{} replies identical, {} idle-time classes equal",
+        both.compared, both.by_meaning
+    );
+}

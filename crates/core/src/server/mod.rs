@@ -125,6 +125,8 @@ pub struct Server {
     other_db_reached: bool,
     /// The Unix time at `started`, so a command's clock needs no system call.
     started_unix_ms: i64,
+    /// The number the last command got ([`Access::command`]).
+    last_command: u32,
 }
 
 pub use crate::scripting::busy::{BusyHandler, BusyState, BusyVerdict};
@@ -170,6 +172,7 @@ impl Server {
             policy: Policy::Lru,
             other_db_reached: false,
             started_unix_ms: crate::keyspace::now_ms(),
+            last_command: 0,
         };
         server.refresh_policy();
         server.default_client = server.connect(ConnectInfo::in_process());
@@ -487,7 +490,10 @@ impl Server {
             // TOUCH touches even for a CLIENT NO-TOUCH client.
             no_touch: client.no_touch && spec.name != "touch",
             count_reads: !writes,
+            // Never 0, which means "no command" to the keyspace.
+            command: self.last_command.checked_add(1).unwrap_or(1),
         };
+        self.last_command = self.access.command;
         self.keyspace.set_access(self.access);
         self.switch_db(client.db);
         if writes {
