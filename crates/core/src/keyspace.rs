@@ -510,11 +510,14 @@ impl Keyspace {
             return;
         };
         let e = self.entries.value_at_mut(at);
-        e.expires_at_ms = at_ms;
+        let had = std::mem::replace(&mut e.expires_at_ms, at_ms).is_some();
         e.expire_slot |= at_ms.is_some();
-        match at_ms {
-            Some(_) => self.track_ttl(key),
-            None => self.forget_ttl(key),
+        // The list changes only when the key gains or loses its TTL (an
+        // overwrite without one, the SET path, costs no lookup here).
+        match (had, at_ms.is_some()) {
+            (false, true) => self.track_ttl(key),
+            (true, false) => self.forget_ttl(key),
+            _ => {}
         }
     }
 
@@ -622,9 +625,18 @@ impl Keyspace {
         self.avg_ttl = 0;
     }
 
-    /// Every key in dict order, live or not yet expired (KEYS filters).
+    /// Every key in dict order, live or not yet expired.
     pub fn keys(&self) -> impl Iterator<Item = &[u8]> {
         self.entries.iter().map(|(k, _)| k)
+    }
+
+    /// The keys in dict order that are not past their deadline at `now`
+    /// (KEYS: `keyIsExpired`, nothing deleted).
+    pub fn live_keys(&self, now: i64) -> impl Iterator<Item = &[u8]> {
+        self.entries
+            .iter()
+            .filter(move |(_, e)| e.expires_at_ms.is_none_or(|t| t > now))
+            .map(|(k, _)| k)
     }
 
     /// Whether `key` is present and past its deadline at `now` (`keyIsExpired`;
@@ -1032,6 +1044,68 @@ mod tests {
         ks.remove(b"alive");
         assert_eq!(ks.random_key(&mut rng), None);
         assert!(ks.is_empty(), "every expired key it met went");
+    }
+
+    /// The invariant `put_deadline` exists for: a key is in the active cycle's
+    /// list exactly when its entry has a deadline, through every kind of write.
+    #[test]
+    fn the_ttl_list_always_matches_the_entries() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let mut ks = Keyspace::new();
+        let mut other = Keyspace::new();
+        let later = now_ms() + 3_600_000;
+        for _ in 0..20_000 {
+            let k = format!("k{}", rng.gen_range(0..50)).into_bytes();
+            let k2 = format!("k{}", rng.gen_range(0..50)).into_bytes();
+            match rng.gen_range(0..9) {
+                0 => ks.insert(&k, string("v")),
+                1 => ks.set_value(&k, string("w"), rng.gen_bool(0.5), rng.gen_bool(0.5)),
+                2 | 3 => {
+                    let at = rng.gen_bool(0.8).then_some(later);
+                    ks.set_expiry(&k, at);
+                }
+                4 => {
+                    ks.remove(&k);
+                }
+                5 => {
+                    if !ks.contains(&k2) {
+                        ks.rename(&k, &k2);
+                    }
+                }
+                6 => {
+                    if let Some((v, d)) = ks.take(&k) {
+                        if !other.contains(&k) {
+                            other.put(&k, v, d);
+                        }
+                    }
+                }
+                7 => {
+                    if let Some((v, d)) = other.take(&k) {
+                        if !ks.contains(&k) {
+                            ks.put(&k, v, d);
+                        }
+                    }
+                }
+                _ => {
+                    if rng.gen_range(0..50) == 0 {
+                        ks.clear();
+                    }
+                }
+            }
+            for db in [&ks, &other] {
+                let with_deadline: Vec<&[u8]> = db
+                    .entries
+                    .iter()
+                    .filter(|(_, e)| e.expires_at_ms.is_some())
+                    .map(|(k, _)| k)
+                    .collect();
+                assert_eq!(db.volatile_len(), with_deadline.len());
+                for k in with_deadline {
+                    assert_eq!(db.volatile[db.volatile_pos[k]], k);
+                }
+            }
+        }
     }
 
     #[test]

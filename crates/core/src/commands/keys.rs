@@ -223,10 +223,10 @@ fn keys(s: &mut Server, a: &Args) -> CmdResult {
     let pattern = a.bytes(1);
     let all = pattern == b"*";
     let now = now_ms();
-    let ks = &s.keyspace;
-    let found: Vec<Reply> = ks
-        .keys()
-        .filter(|k| (all || glob_match(pattern, k)) && !ks.is_expired(k, now))
+    let found: Vec<Reply> = s
+        .keyspace
+        .live_keys(now)
+        .filter(|k| all || glob_match(pattern, k))
         .map(Reply::bulk)
         .collect();
     Ok(Reply::Array(found))
