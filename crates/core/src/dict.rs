@@ -25,6 +25,17 @@
 //!   from more starting points than a key in the middle of a crowded stretch. That
 //!   is the bias the articles measure, and this module reproduces it for the same
 //!   reason.
+//! * **Scanning** (`dictScan`, [`Dict::scan`]): a stateless walk whose cursor is
+//!   a bucket index counted with its bits reversed, so that a key present from
+//!   the first call to the last is returned at least once even if the table
+//!   grows, shrinks or is halfway through a rehash between two calls (it may be
+//!   returned twice after a shrink). The lesson SCAN teaches: the guarantee
+//!   comes from the cursor's arithmetic, not from any state kept by the server.
+//!   The cursors and keys are the ones Redis's dict.c produces for the same
+//!   seed and operations (scripts/dict-scan-golden.c).
+//! * **Entry handles** ([`EntryRef`]): what a lookup found, so the keyspace can
+//!   hash a key once per command and then read, change or unlink it, as
+//!   Redis's `dictEntryLink` lets `lookupKey` callers do.
 //!
 //! What it leaves out, because it changes neither table sizes nor sampling:
 //!
@@ -108,6 +119,12 @@ fn random_ulong(rng: &mut impl RngCore) -> usize {
     rng.next_u64() as usize
 }
 
+/// The step of the reverse-binary cursor: reverse the bits, add one, reverse
+/// back (`v = rev(v); v++; v = rev(v);` in `dictScan`).
+fn reverse_increment(v: usize) -> usize {
+    v.reverse_bits().wrapping_add(1).reverse_bits()
+}
+
 /// `_dictNextExp`: the table size for `size` keys, a power of two, at least 4.
 /// `None` when it does not fit (Redis refuses such a resize).
 fn table_size_for(size: usize) -> Option<usize> {
@@ -157,6 +174,18 @@ struct Found {
     slot: usize,
     prev: usize,
 }
+
+/// What an insert did: linked a new entry (at this slot) or replaced a value.
+enum Inserted<V> {
+    New(usize),
+    Replaced(V),
+}
+
+/// A handle to one entry, as a lookup found it: valid until that entry is
+/// removed (rehashing moves chain links, never entries), so a caller that looked
+/// a key up once can read, change and remove it without hashing it again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntryRef(usize);
 
 /// A hash table from byte strings to `V` with Redis's layout, growth and sampling.
 ///
@@ -359,30 +388,36 @@ impl<V> Dict<V> {
     /// Replacing keeps the entry where it is and returns the old value.
     pub fn insert(&mut self, key: Vec<u8>, value: V) -> Option<V> {
         let hash = self.hash_of(&key);
-        self.insert_hashed(hash, key, value, true)
+        match self.insert_hashed(hash, key, value, true) {
+            Inserted::New(_) => None,
+            Inserted::Replaced(old) => Some(old),
+        }
     }
 
     /// [`Dict::insert`] of a key the caller has just seen missing (with
     /// [`Dict::peek_hashed`] and this `hash`, nothing changed since): the same
     /// rehash steps and growth, without hashing the key or searching for it
     /// again. A rehash step moves keys but never adds one, so it stays absent.
-    pub fn insert_absent(&mut self, hash: u64, key: Vec<u8>, value: V) {
+    pub fn insert_absent(&mut self, hash: u64, key: Vec<u8>, value: V) -> EntryRef {
         debug_assert_eq!(hash, self.hash_of(&key));
         debug_assert!(
             self.find(hash, &key).is_none(),
             "insert_absent: key present"
         );
-        self.insert_hashed(hash, key, value, false);
+        match self.insert_hashed(hash, key, value, false) {
+            Inserted::New(slot) => EntryRef(slot),
+            Inserted::Replaced(_) => unreachable!("insert_absent: key present"),
+        }
     }
 
     /// The body of [`Dict::insert`]; `may_exist: false` skips the search.
-    fn insert_hashed(&mut self, hash: u64, key: Vec<u8>, value: V, may_exist: bool) -> Option<V> {
+    fn insert_hashed(&mut self, hash: u64, key: Vec<u8>, value: V, may_exist: bool) -> Inserted<V> {
         let was_empty = self.is_empty();
         if !was_empty {
             self.rehash_step_at(hash);
             if let Some(found) = may_exist.then(|| self.find(hash, &key)).flatten() {
                 let old = &mut self.entry_mut(found.slot).value;
-                return Some(std::mem::replace(old, value));
+                return Inserted::Replaced(std::mem::replace(old, value));
             }
         }
         let sizes = self.table_sizes();
@@ -392,8 +427,7 @@ impl<V> Dict<V> {
         if was_empty || sizes != self.table_sizes() {
             self.rehash_step_at(hash);
         }
-        self.link_new(hash, key, value);
-        None
+        Inserted::New(self.link_new(hash, key, value))
     }
 
     /// `dictAdd`: adds `key` unless present (then returns false and drops
@@ -415,7 +449,7 @@ impl<V> Dict<V> {
 
     /// `dictInsertKeyAtLink`: at the head of the chain, in the new table while
     /// rehashing.
-    fn link_new(&mut self, hash: u64, key: Vec<u8>, value: V) {
+    fn link_new(&mut self, hash: u64, key: Vec<u8>, value: V) -> usize {
         let table = if self.is_rehashing() { 1 } else { 0 };
         let bucket = self.bucket_of(table, hash);
         let entry = Entry {
@@ -436,6 +470,7 @@ impl<V> Dict<V> {
         };
         self.tables[table].buckets[bucket] = slot;
         self.tables[table].used += 1;
+        slot
     }
 
     /// `dictDelete` / `dictUnlink` (ZREM, HDEL): one rehash step, the search, and
@@ -444,7 +479,15 @@ impl<V> Dict<V> {
         if self.is_empty() {
             return None;
         }
-        let hash = self.hash_of(key);
+        self.remove_hashed(self.hash_of(key), key)
+    }
+
+    /// [`Dict::remove`] with the key's hash already computed by [`Dict::hash_of`].
+    pub fn remove_hashed(&mut self, hash: u64, key: &[u8]) -> Option<V> {
+        debug_assert_eq!(hash, self.hash_of(key));
+        if self.is_empty() {
+            return None;
+        }
         self.rehash_step_at(hash);
         let found = self.find(hash, key)?;
         let entry = self.slots[found.slot].take().expect("live slot");
@@ -609,6 +652,113 @@ impl<V> Dict<V> {
         self.tables[0] = std::mem::take(&mut self.tables[1]);
         self.rehash_idx = None;
         true
+    }
+
+    // ----- entry handles -------------------------------------------------------
+
+    /// `dictFind` (with its rehash step), answering a handle to the entry.
+    pub fn find_entry(&mut self, key: &[u8]) -> Option<EntryRef> {
+        self.lookup(key).map(EntryRef)
+    }
+
+    /// [`Dict::find_entry`] with the key's hash already computed.
+    pub fn find_entry_hashed(&mut self, hash: u64, key: &[u8]) -> Option<EntryRef> {
+        debug_assert_eq!(hash, self.hash_of(key));
+        self.lookup_hashed(hash, key).map(EntryRef)
+    }
+
+    /// A lookup without the rehash step (see [`Dict::peek`]), answering a handle.
+    pub fn peek_entry(&self, key: &[u8]) -> Option<EntryRef> {
+        self.find(self.hash_of(key), key).map(|f| EntryRef(f.slot))
+    }
+
+    pub fn key_at(&self, at: EntryRef) -> &[u8] {
+        &self.entry(at.0).key
+    }
+
+    pub fn value_at(&self, at: EntryRef) -> &V {
+        &self.entry(at.0).value
+    }
+
+    pub fn value_at_mut(&mut self, at: EntryRef) -> &mut V {
+        &mut self.entry_mut(at.0).value
+    }
+
+    /// The entry's key and value together.
+    pub fn pair_at(&self, at: EntryRef) -> (&[u8], &V) {
+        self.pair(at.0)
+    }
+
+    /// `dictEmpty`: every entry and both tables go; the seed stays.
+    pub fn clear(&mut self) {
+        *self = Dict::with_seed(self.seed);
+    }
+
+    // ----- scanning ------------------------------------------------------------
+
+    /// `dictScan`: emits the keys of the bucket (or buckets) `cursor` names and
+    /// returns the next cursor; 0 when the walk is complete.
+    ///
+    /// The cursor counts with its bits reversed: instead of visiting buckets
+    /// 0, 1, 2, 3, ... it visits 0, size/2, size/4, 3*size/4, ..., i.e. it
+    /// increments the *high* bits first. A bucket's index in a table of twice
+    /// the size is its index in the smaller table plus one more high bit, so
+    /// when the table grows between two calls the buckets already visited are
+    /// exactly the expansions of the cursors already returned, and none is
+    /// missed; when it shrinks, the smaller table's buckets gather keys that
+    /// were spread over several bigger buckets, some of them already emitted,
+    /// so a key can come back a second time (never zero times).
+    ///
+    /// During a rehash both tables are live: the cursor's bucket in the
+    /// smaller table is emitted, then every bucket of the bigger table that
+    /// expands it, and the cursor moves past all of them. Buckets of table 0
+    /// that were already moved are empty, so nothing is emitted twice from
+    /// them. Redis pauses rehashing for the duration of one call; here the
+    /// call borrows the dict immutably, which has the same effect.
+    ///
+    /// The guarantee (the one SCAN documents): a key present in the dict from
+    /// the first call to the last is emitted at least once, however the dict
+    /// grows, shrinks or rehashes in between.
+    pub fn scan(&self, cursor: u64, mut emit: impl FnMut(&[u8], &V)) -> u64 {
+        if self.is_empty() {
+            return 0;
+        }
+        // Redis's cursor is an `unsigned long`: 64 bits here as on its LP64 builds.
+        let mut v = cursor as usize;
+        let mut bucket = |table: usize, index: usize| {
+            for slot in self.chain(self.tables[table].buckets[index]) {
+                let e = self.entry(slot);
+                emit(&e.key, &e.value);
+            }
+        };
+        if !self.is_rehashing() {
+            let m0 = self.tables[0].mask();
+            bucket(0, v & m0);
+            // Set the bits above the mask so the reversed increment carries
+            // straight into the masked bits.
+            v |= !m0;
+            v = reverse_increment(v);
+        } else {
+            let (small, big) = if self.tables[0].size() > self.tables[1].size() {
+                (1, 0)
+            } else {
+                (0, 1)
+            };
+            let m0 = self.tables[small].mask();
+            let m1 = self.tables[big].mask();
+            bucket(small, v & m0);
+            // Every bucket of the bigger table that expands the cursor's bucket
+            // of the smaller one.
+            loop {
+                bucket(big, v & m1);
+                v |= !m1;
+                v = reverse_increment(v);
+                if v & (m0 ^ m1) == 0 {
+                    break;
+                }
+            }
+        }
+        v as u64
     }
 
     // ----- random access -------------------------------------------------------
@@ -1051,6 +1201,122 @@ mod tests {
         }
         assert_eq!(d.table_sizes(), [4, 0]);
         assert_eq!(d.peek(b"member:99"), Some(&99));
+    }
+
+    /// Same keys, seed and operations as scripts/dict-scan-golden.c driving
+    /// Redis 8.6.3's dict.c: the cursors dictScan returns and the keys each call
+    /// emits are the very same, while keys are added between calls (the table
+    /// grows and rehashes mid-walk) and, in a second walk, removed (it shrinks).
+    #[test]
+    fn scan_walks_like_redis_through_growth_and_shrinking() {
+        let mut d = Dict::new();
+        for i in 0..300 {
+            d.insert(member(i), i);
+        }
+        let walk = |d: &mut Dict<usize>, after_call: &mut dyn FnMut(&mut Dict<usize>)| {
+            let (mut fp, mut cursor, mut calls) = (FNV_START, 0u64, 0);
+            loop {
+                cursor = d.scan(cursor, |k, &v| {
+                    assert_eq!(index_of(k), v);
+                    fp = fnv(fp, v);
+                });
+                fp = fnv(fp, cursor as usize);
+                calls += 1;
+                after_call(d);
+                if cursor == 0 {
+                    return (calls, d.len(), fp);
+                }
+            }
+        };
+        let mut next = 300;
+        let grow = walk(&mut d, &mut |d| {
+            for _ in 0..3 {
+                if next < 4000 {
+                    d.insert(member(next), next);
+                    next += 1;
+                }
+            }
+        });
+        assert_eq!(grow, (1109, 3627, 0x1ac3a6a8fee0ab0e));
+        check_invariants(&d);
+        let mut del = next - 1;
+        let shrink = walk(&mut d, &mut |d| {
+            for _ in 0..5 {
+                if del >= 40 {
+                    assert!(d.remove(&member(del)).is_some());
+                    del -= 1;
+                }
+            }
+        });
+        assert_eq!(shrink, (1058, 40, 0xceb6b24c3a77af51));
+        check_invariants(&d);
+    }
+
+    /// SCAN's guarantee, on random workloads: a key present from the first call
+    /// to the last is emitted at least once, whether the table grows, shrinks or
+    /// sits in the middle of a rehash between calls; a key never present is
+    /// never emitted; and the walk ends.
+    #[test]
+    fn scan_returns_every_key_present_throughout() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        let mut rounds_rehashing = 0;
+        for round in 0..60 {
+            let mut d: Dict<()> = Dict::new();
+            let start = rng.gen_range(0..3000);
+            for i in 0..start {
+                d.insert(member(i), ());
+            }
+            let mut present: std::collections::HashSet<Vec<u8>> =
+                d.iter().map(|(k, _)| k.to_vec()).collect();
+            let mut ever = present.clone();
+            let mut seen = std::collections::HashSet::new();
+            let (mut cursor, mut calls, mut rehashing_seen) = (0u64, 0, false);
+            // Growing, shrinking or mixed rounds.
+            let mode = round % 3;
+            loop {
+                cursor = d.scan(cursor, |k, _| {
+                    assert!(ever.contains(k), "emitted a key never added");
+                    seen.insert(k.to_vec());
+                });
+                calls += 1;
+                for _ in 0..rng.gen_range(0..12) {
+                    let k = member(rng.gen_range(0..6000));
+                    let add = match mode {
+                        0 => true,
+                        1 => false,
+                        _ => rng.gen_bool(0.5),
+                    };
+                    if add {
+                        d.insert(k.clone(), ());
+                        ever.insert(k);
+                    } else if d.remove(&k).is_some() {
+                        present.remove(&k);
+                    }
+                }
+                rehashing_seen |= d.is_rehashing();
+                if cursor == 0 {
+                    break;
+                }
+                assert!(calls < 100_000, "scan does not end");
+            }
+            for k in &present {
+                assert!(
+                    seen.contains(k),
+                    "round {round}: a key present throughout was missed"
+                );
+            }
+            rounds_rehashing += usize::from(rehashing_seen);
+        }
+        assert!(
+            rounds_rehashing >= 20,
+            "only {rounds_rehashing} walks met a rehash"
+        );
+        // An empty dict ends at once; a cursor past the table is masked.
+        let mut d: Dict<()> = Dict::new();
+        assert_eq!(d.scan(12345, |_, _| panic!("empty")), 0);
+        d.insert(b"a".to_vec(), ());
+        let mut n = 0;
+        assert_eq!(d.scan(u64::MAX, |_, _| n += 1) & !3, 0);
     }
 
     fn chi_square(counts: &[u64], draws: u64) -> f64 {

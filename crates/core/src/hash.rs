@@ -161,6 +161,38 @@ impl Hash {
     }
 }
 
+// ----- HSCAN and COPY (the keyspace commands' accessors) -----
+
+impl Hash {
+    /// HSCAN over a hashtable hash: one `dictScan` step of its dict, emitting
+    /// the field/value pairs of the buckets the cursor names; the next cursor
+    /// (0 at the end). `None` for a listpack, which HSCAN returns whole, in
+    /// [`Hash::pairs`] order, with cursor 0.
+    pub fn scan_table(&self, cursor: u64, mut emit: impl FnMut(&[u8], &[u8])) -> Option<u64> {
+        match &self.repr {
+            Repr::Table(dict) => Some(dict.scan(cursor, |f, v| emit(f, v))),
+            Repr::Listpack(_) => None,
+        }
+    }
+
+    /// `hashTypeDup` (COPY): a listpack is copied as is; a dict is rebuilt,
+    /// presized to the hash's length and filled in iteration order.
+    pub fn dup(&self) -> Hash {
+        let repr = match &self.repr {
+            Repr::Listpack(pairs) => Repr::Listpack(pairs.clone()),
+            Repr::Table(dict) => {
+                let mut copy = Dict::new();
+                copy.expand(dict.len());
+                for (f, v) in dict.iter() {
+                    copy.add(f.to_vec(), v.clone());
+                }
+                Repr::Table(copy)
+            }
+        };
+        Hash { repr }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

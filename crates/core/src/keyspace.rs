@@ -1,32 +1,69 @@
-//! The keyspace: named values, each with a type and an optional expiry time.
+//! One database: named values, each with a type, an optional expiry time and the
+//! eviction clock OBJECT IDLETIME/FREQ read (Redis's `redisDb`: the `keys` dict
+//! of key objects, the `expires` dict, `avg_ttl`).
 //!
-//! Like Redis, an expired key is removed two ways: lazily, when it is looked up (so
-//! a key past its deadline is never seen by a command), and actively, by
-//! [`Keyspace::active_expire_cycle`], which the server runs periodically (Redis:
-//! `activeExpireCycle` from `serverCron`, 10 times a second) so that keys nobody
-//! reads again still go away and DBSIZE drops.
+//! **The key table is Redis's own dict** ([`crate::dict::Dict`]: chained
+//! buckets, incremental rehashing, SipHash-1-2), so SCAN walks it with Redis's
+//! reverse-binary cursor ([`Keyspace::scan_step`]), RANDOMKEY draws with Redis's
+//! biased "fair" random key ([`Keyspace::random_key`]), and every lookup moves a
+//! rehash along by one step, as `dictFind` does. Each lookup hashes the key
+//! once and works on the entry it found ([`crate::dict::EntryRef`]).
 //!
+//! **Expiry.** Like Redis, an expired key is removed two ways: lazily, when it is
+//! looked up (so a key past its deadline is never seen by a command), and
+//! actively, by [`Keyspace::active_expire_cycle`], which the server runs
+//! periodically (Redis: `activeExpireCycle` from `serverCron`, 10 times a
+//! second) so that keys nobody reads again still go away and DBSIZE drops.
 //! The active cycle follows Redis 6+'s shape: it walks the keys that have a TTL
 //! with a cursor (Redis scans its `expires` dict), 20 keys per round, deletes the
 //! expired ones, and starts another round only while more than 10% of a round
-//! was expired and its time budget lasts.
+//! was expired and its time budget lasts. It also keeps INFO's `avg_ttl`, the
+//! running average of the TTLs it sampled. Here the keys with a TTL are a vector
+//! with an index (not a second dict); [`Keyspace::put_deadline`] is the one
+//! place a deadline changes, so the entry and that list always agree.
 //!
-//! Each entry also remembers whether Redis's key object would carry an expiry
-//! slot: Redis 8 keeps the deadline inside the object holding the key, adds the
-//! 8-byte slot when a TTL is first set (or up front for keys of 128 bytes or
-//! more), and does not shrink the object when the TTL goes away. MEMORY USAGE
-//! counts that slot. Overwriting a value either keeps the old object (when
-//! `dbSetValue` swaps the new content in) or builds a new one, with a slot only if
-//! the TTL is kept; [`Keyspace::set_value`] takes that choice from the caller.
+//! **Lookups**, as Redis's `lookupKey` flags make them differ:
+//!
+//! | method                         | Redis                         | expires | LRU/LFU | hits/misses |
+//! |--------------------------------|-------------------------------|---------|---------|-------------|
+//! | [`Keyspace::get`]              | `lookupKeyRead`               | yes     | touched | if the command is not a write |
+//! | [`Keyspace::get_untouched`]    | `lookupKeyReadWithFlags(NOTOUCH)` | yes | —       | same        |
+//! | [`Keyspace::lookup_read`]      | `lookupKeyRead` in a write command | yes | touched | always    |
+//! | [`Keyspace::get_mut`]          | `lookupKeyWrite` + modify     | yes     | touched | if the command is not a write |
+//! | [`Keyspace::lookup_write`]     | `lookupKeyWrite` only         | yes     | touched | —           |
+//! | [`Keyspace::contains`], [`Keyspace::expiry`] | existence/TTL checks | yes | — | (`expiry`: as `get`) |
+//! | [`Keyspace::peek`]             | `dbFind`                      | no      | —       | —           |
+//!
+//! The running command's context (the clock, the policy, CLIENT NO-TOUCH,
+//! whether it writes) is set by the server before each command
+//! ([`Keyspace::set_access`]); the counters it produced (hits, misses, keys that
+//! expired on lookup) are taken back after it ([`Keyspace::take_counters`]).
+//! Read lookups inside write commands that Redis does with `lookupKeyRead`
+//! (GETDEL, SET ... GET, the sources of *STORE) are counted only where the
+//! command uses [`Keyspace::lookup_read`].
+//!
+//! **Key objects.** Each entry also remembers whether Redis's key object would
+//! carry an expiry slot: Redis 8 keeps the deadline inside the object holding
+//! the key, adds the 8-byte slot when a TTL is first set (or up front for keys of
+//! 128 bytes or more), and does not shrink the object when the TTL goes away.
+//! MEMORY USAGE counts that slot. Overwriting a value either keeps the old object
+//! (when `dbSetValue` swaps the new content in) or builds a new one, with a slot
+//! only if the TTL is kept; [`Keyspace::set_value`] takes that choice from the
+//! caller. A key added by RENAME, MOVE or COPY is a new object (`dbAddInternal`):
+//! a slot only for a TTL or a long key, a fresh LRU/LFU field.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use rand::RngCore;
+
+use crate::dict::{Dict, EntryRef};
 use crate::hash::Hash;
 use crate::list::List;
+use crate::lru::{self, Clock, Policy};
 use crate::memory::KEY_LEN_WITH_EXPIRE_SLOT;
 use crate::set::Set;
-use crate::strings::StringValue;
+use crate::strings::{ArgObject, StringValue};
 use crate::watch::Watches;
 use crate::zset::Zset;
 
@@ -43,7 +80,7 @@ pub enum Value {
 }
 
 impl Value {
-    /// The name TYPE reports.
+    /// The name TYPE reports (and SCAN's TYPE option matches).
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Zset(_) => "zset",
@@ -51,6 +88,39 @@ impl Value {
             Value::String(_) => "string",
             Value::Set(_) => "set",
             Value::List(_) => "list",
+        }
+    }
+
+    /// COPY's deep copy, as stored under a key of `key_len` bytes:
+    /// `dupStringObject` (an embstr is embedded again if it fits beside the new
+    /// key, a raw string gets an exact-size SDS), `setTypeDup`, `zsetDup`,
+    /// `hashTypeDup`, `listTypeDup`.
+    pub fn dup(&self, key_len: usize) -> Value {
+        match self {
+            Value::String(StringValue::Int(n)) => Value::String(StringValue::Int(*n)),
+            Value::String(StringValue::Embstr(b)) => {
+                Value::String(ArgObject::Embstr(b.clone()).into_stored(key_len))
+            }
+            Value::String(StringValue::Raw(s)) => {
+                Value::String(StringValue::Raw(crate::sds::Sds::new(s.as_bytes())))
+            }
+            Value::Set(set) => Value::Set(set.dup()),
+            Value::Hash(h) => Value::Hash(h.dup()),
+            Value::Zset(z) => Value::Zset(Box::new(z.dup())),
+            // `listTypeDup`: the same encoding, node for node.
+            Value::List(l) => Value::List(l.clone()),
+        }
+    }
+
+    /// `kvobjSet` of an existing value under another key (RENAME, MOVE): only an
+    /// embstr is rebuilt (embedded beside the new key if it fits, else a raw
+    /// exact-size SDS); everything else keeps its allocation.
+    fn rekeyed(self, key_len: usize) -> Value {
+        match self {
+            Value::String(StringValue::Embstr(b)) => {
+                Value::String(ArgObject::Embstr(b).into_stored(key_len))
+            }
+            other => other,
         }
     }
 }
@@ -62,6 +132,12 @@ struct Entry {
     expires_at_ms: Option<i64>,
     /// Whether Redis's key object for this entry has an expiry slot.
     expire_slot: bool,
+    /// `robj.lru` (see [`crate::lru`]).
+    lru: u32,
+    /// The command ([`Access::command`]) that last moved `lru`: a command
+    /// touches a key once, however many lookups the core's code makes for
+    /// what Redis does in one (the LFU counter would count them all).
+    touched_by: u32,
 }
 
 /// Wall-clock time in Unix milliseconds, the clock Redis uses for expiry.
@@ -79,16 +155,77 @@ pub const KEYS_PER_LOOP: usize = 20;
 /// (`ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE`, 10%).
 const ACCEPTABLE_STALE_PERCENT: usize = 10;
 
-#[derive(Debug, Default)]
+/// How the running command's lookups touch keys and count: set by the server
+/// before every command.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Access {
+    pub clock: Clock,
+    pub policy: Policy,
+    /// CLIENT NO-TOUCH is on (and the command is not TOUCH): reads leave the
+    /// LRU/LFU field alone.
+    pub no_touch: bool,
+    /// The command is not a write: its read lookups count as keyspace
+    /// hits/misses.
+    pub count_reads: bool,
+    /// A number for the running command, different for each command; 0 for
+    /// a keyspace used on its own, where every lookup is an access.
+    pub command: u32,
+}
+
+impl Default for Access {
+    fn default() -> Access {
+        Access {
+            clock: Clock::default(),
+            policy: Policy::Lru,
+            no_touch: false,
+            count_reads: false,
+            command: 0,
+        }
+    }
+}
+
+/// What lookups counted since the server last asked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub hits: u64,
+    pub misses: u64,
+    /// Keys deleted because a lookup found them past their deadline.
+    pub expired: u64,
+}
+
+#[derive(Debug)]
 pub struct Keyspace {
-    entries: HashMap<Vec<u8>, Entry>,
+    entries: Dict<Entry>,
     /// The keys that have a TTL (Redis's `expires` dict), in a vector so the
     /// active cycle can walk them with a cursor; `volatile_pos` finds a key's slot.
     volatile: Vec<Vec<u8>>,
     volatile_pos: HashMap<Vec<u8>, usize>,
     cursor: usize,
-    /// Versions of WATCHed keys (see [`crate::watch`]).
+    /// INFO's `avg_ttl`: the active cycle's running average, in milliseconds.
+    avg_ttl: i64,
+    /// Versions of WATCHed keys (see [`crate::watch`]). They belong to the
+    /// database *number*: SWAPDB leaves them in place.
     pub watches: Watches,
+    access: Access,
+    counters: Counters,
+    /// `rand()` for the LFU counter.
+    lfu_rng: u64,
+}
+
+impl Default for Keyspace {
+    fn default() -> Keyspace {
+        Keyspace {
+            entries: Dict::new(),
+            volatile: Vec::new(),
+            volatile_pos: HashMap::new(),
+            cursor: 0,
+            avg_ttl: 0,
+            watches: Watches::default(),
+            access: Access::default(),
+            counters: Counters::default(),
+            lfu_rng: 0x9e37_79b9_7f4a_7c15,
+        }
+    }
 }
 
 /// What one active expire cycle did.
@@ -103,21 +240,463 @@ impl Keyspace {
         Keyspace::default()
     }
 
-    /// Drops `key` if its deadline has passed, so callers only see live keys.
-    fn expire_if_due(&mut self, key: &[u8]) {
-        let due = matches!(self.entries.get(key), Some(e) if e.expires_at_ms.is_some_and(|t| t <= now_ms()));
+    // ----- the command's context -----
+
+    /// The running command's clock, policy and flags (see [`Access`]).
+    pub fn set_access(&mut self, access: Access) {
+        self.access = access;
+    }
+
+    pub fn access(&self) -> Access {
+        self.access
+    }
+
+    /// The hits, misses and lazily expired keys counted since the last call.
+    pub fn take_counters(&mut self) -> Counters {
+        std::mem::take(&mut self.counters)
+    }
+
+    // ----- lookups -----
+
+    /// The entry of a live `key`: one dict lookup (with its rehash step); a key
+    /// past its deadline is deleted here (`expireIfNeeded`) and reported missing.
+    fn live(&mut self, key: &[u8]) -> Option<EntryRef> {
+        let at = self.entries.find_entry(key)?;
+        let due = self
+            .entries
+            .value_at(at)
+            .expires_at_ms
+            .is_some_and(|t| t <= now_ms());
         if due {
-            self.delete(key);
-            self.watches.expired(key);
+            self.delete_expired(key);
+            return None;
+        }
+        Some(at)
+    }
+
+    /// A lookup found `key` past its deadline: it goes, as a modification of a
+    /// watched key, and counts as expired.
+    fn delete_expired(&mut self, key: &[u8]) {
+        self.delete(key);
+        self.watches.expired(key);
+        self.counters.expired += 1;
+    }
+
+    /// A read access to the entry: the LRU clock or the LFU counter moves
+    /// (unless CLIENT NO-TOUCH, or an LRM policy, which only counts writes).
+    fn touch_read(&mut self, at: EntryRef) {
+        if self.access.no_touch || self.access.policy == Policy::Lrm || !self.first_touch(at) {
+            return;
+        }
+        match self.access.policy {
+            Policy::Lfu { .. } => self.touch_lfu(at),
+            _ => self.entries.value_at_mut(at).lru = self.access.clock.lru,
         }
     }
 
-    /// Removes a key and its TTL bookkeeping.
-    fn delete(&mut self, key: &[u8]) -> bool {
-        self.watches.note(key);
-        self.forget_ttl(key);
-        self.entries.remove(key).is_some()
+    /// A write access: as a read, and under LRM the modification clock too
+    /// (`updateLRM`, which CLIENT NO-TOUCH does not stop).
+    fn touch_write(&mut self, at: EntryRef) {
+        if self.access.policy == Policy::Lrm {
+            if self.first_touch(at) {
+                self.entries.value_at_mut(at).lru = self.access.clock.lru;
+            }
+        } else {
+            self.touch_read(at);
+        }
     }
+
+    /// Whether the running command has not touched this entry yet (and now
+    /// has).
+    fn first_touch(&mut self, at: EntryRef) -> bool {
+        let command = self.access.command;
+        let e = self.entries.value_at_mut(at);
+        let first = command == 0 || e.touched_by != command;
+        e.touched_by = command;
+        first
+    }
+
+    fn touch_lfu(&mut self, at: EntryRef) {
+        let Policy::Lfu {
+            log_factor,
+            decay_time,
+        } = self.access.policy
+        else {
+            return;
+        };
+        let r = self.lfu_draw();
+        let e = self.entries.value_at_mut(at);
+        e.lru = lru::lfu_touched(e.lru, log_factor, decay_time, self.access.clock, r);
+    }
+
+    /// `(double)rand()/RAND_MAX`, from a xorshift64* stream.
+    fn lfu_draw(&mut self) -> f64 {
+        let mut x = self.lfu_rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.lfu_rng = x;
+        let r = x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33; // 31 bits, as rand()
+        r as f64 / f64::from(i32::MAX)
+    }
+
+    /// Counts a read lookup's outcome, when `counted`.
+    fn count(&mut self, counted: bool, found: bool) {
+        if counted {
+            if found {
+                self.counters.hits += 1;
+            } else {
+                self.counters.misses += 1;
+            }
+        }
+    }
+
+    fn read(&mut self, key: &[u8], touch: bool, counted: bool) -> Option<EntryRef> {
+        let at = self.live(key);
+        self.count(counted, at.is_some());
+        if touch {
+            if let Some(at) = at {
+                self.touch_read(at);
+            }
+        }
+        at
+    }
+
+    /// `lookupKeyRead`: the live value, its access recorded.
+    pub fn get(&mut self, key: &[u8]) -> Option<&Value> {
+        let counted = self.access.count_reads;
+        let at = self.read(key, true, counted)?;
+        Some(&self.entries.value_at(at).value)
+    }
+
+    /// `lookupKeyReadWithFlags(LOOKUP_NOTOUCH)` (TYPE, EXISTS, OBJECT, TTL):
+    /// like [`Keyspace::get`], but the LRU/LFU field stays as it was.
+    pub fn get_untouched(&mut self, key: &[u8]) -> Option<&Value> {
+        let counted = self.access.count_reads;
+        let at = self.read(key, false, counted)?;
+        Some(&self.entries.value_at(at).value)
+    }
+
+    /// `lookupKeyRead` from a write command (COPY's source): counted as a hit
+    /// or miss whatever the command.
+    pub fn lookup_read(&mut self, key: &[u8]) -> Option<&Value> {
+        let at = self.read(key, true, true)?;
+        Some(&self.entries.value_at(at).value)
+    }
+
+    /// `lookupKeyWrite` when the command may not change the key (RENAME's and
+    /// MOVE's checks, EXPIRE refused by NX): whether it exists, its access
+    /// recorded, and no WATCH touched.
+    pub fn lookup_write(&mut self, key: &[u8]) -> bool {
+        match self.live(key) {
+            Some(at) => {
+                self.touch_write(at);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Reads `key` without the lazy-expiry check, for a command that has already
+    /// looked its keys up with [`Keyspace::get`] and needs several values borrowed at
+    /// once (the ZUNION family), or that must not expire anything (`dbFind`:
+    /// MEMORY USAGE).
+    pub fn peek(&self, key: &[u8]) -> Option<&Value> {
+        let at = self.entries.peek_entry(key)?;
+        Some(&self.entries.value_at(at).value)
+    }
+
+    /// `lookupKeyWrite` for a command about to change the value: WATCH notices.
+    /// A read-only command that needs the value mutably (a dict lookup moves
+    /// its rehash along) is reading: its lookup counts as a hit or a miss.
+    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Value> {
+        let found = self.live(key);
+        let counted = self.access.count_reads;
+        self.count(counted, found.is_some());
+        let at = found?;
+        self.watches.note(key);
+        self.touch_write(at);
+        Some(&mut self.entries.value_at_mut(at).value)
+    }
+
+    /// Whether `key` names a live key (a key past its deadline is deleted
+    /// first). Not an access: no LRU/LFU change, no hit or miss.
+    pub fn contains(&mut self, key: &[u8]) -> bool {
+        self.live(key).is_some()
+    }
+
+    /// The expiry of a live key: `None` if there is no key, `Some(None)` if it
+    /// has no TTL. A lookup without touch, counted like [`Keyspace::get`].
+    pub fn expiry(&mut self, key: &[u8]) -> Option<Option<i64>> {
+        let counted = self.access.count_reads;
+        let at = self.read(key, false, counted)?;
+        Some(self.entries.value_at(at).expires_at_ms)
+    }
+
+    /// Whether the key object of `key` carries an expiry slot.
+    pub fn has_expire_slot(&self, key: &[u8]) -> bool {
+        self.entries
+            .peek_entry(key)
+            .is_some_and(|at| self.entries.value_at(at).expire_slot)
+    }
+
+    /// The LRU/LFU field of a live key, looked up without touching it (OBJECT
+    /// IDLETIME / FREQ).
+    pub fn lru_field(&mut self, key: &[u8]) -> Option<u32> {
+        let counted = self.access.count_reads;
+        let at = self.read(key, false, counted)?;
+        Some(self.entries.value_at(at).lru)
+    }
+
+    // ----- writes -----
+
+    /// Stores a new value with no expiry, replacing whatever was there.
+    pub fn insert(&mut self, key: &[u8], value: Value) {
+        self.watches.note(key);
+        let lru = lru::initial(self.access.policy, self.access.clock);
+        let entry = Entry {
+            value,
+            expires_at_ms: None,
+            expire_slot: key.len() >= KEY_LEN_WITH_EXPIRE_SLOT,
+            lru,
+            // A key just added starts fresh: no access counted on top of it.
+            touched_by: self.access.command,
+        };
+        let hash = self.entries.hash_of(key);
+        match self.entries.find_entry_hashed(hash, key) {
+            Some(at) => {
+                // `setKey` over an existing key (`dbSetValue`): the key's
+                // LRU/LFU field carries over, after the write's own access.
+                let old = std::mem::replace(self.entries.value_at_mut(at), entry);
+                let e = self.entries.value_at_mut(at);
+                e.lru = old.lru;
+                e.touched_by = old.touched_by;
+                self.touch_write(at);
+                if old.expires_at_ms.is_some() {
+                    self.forget_ttl(key);
+                }
+            }
+            None => {
+                self.entries.insert_absent(hash, key.to_vec(), entry);
+            }
+        }
+    }
+
+    /// `setKey` / `dbSetValue`: stores `value`, keeping the TTL if `keep_ttl`.
+    /// `reuse_object` says Redis keeps the existing key object (and so its expiry
+    /// slot); otherwise a new object gets a slot only for a kept TTL. The key's
+    /// LRU/LFU field carries over, after the access the write's lookup made.
+    pub fn set_value(&mut self, key: &[u8], value: Value, keep_ttl: bool, reuse_object: bool) {
+        let Some(at) = self.live(key) else {
+            self.insert(key, value);
+            return;
+        };
+        self.watches.note(key);
+        self.touch_write(at);
+        let long_key = key.len() >= KEY_LEN_WITH_EXPIRE_SLOT;
+        let e = self.entries.value_at_mut(at);
+        let expiry = if keep_ttl { e.expires_at_ms } else { None };
+        e.expire_slot = if reuse_object {
+            e.expire_slot
+        } else {
+            expiry.is_some() || long_key
+        };
+        e.value = value;
+        self.put_deadline(key, Some(at), expiry);
+    }
+
+    /// The one place an entry's deadline changes: the entry and the active
+    /// cycle's list of keys with a TTL (Redis's `expires` dict) always agree.
+    /// (A key whose TTL was cleared on the entry but left in that list was once
+    /// deleted by the next cycle: the data-loss bug this function exists to
+    /// prevent.) `at` is the key's entry if the caller has it.
+    fn put_deadline(&mut self, key: &[u8], at: Option<EntryRef>, at_ms: Option<i64>) {
+        let Some(at) = at.or_else(|| self.entries.peek_entry(key)) else {
+            self.forget_ttl(key);
+            return;
+        };
+        let e = self.entries.value_at_mut(at);
+        let had = std::mem::replace(&mut e.expires_at_ms, at_ms).is_some();
+        e.expire_slot |= at_ms.is_some();
+        // The list changes only when the key gains or loses its TTL (an
+        // overwrite without one, the SET path, costs no lookup here).
+        match (had, at_ms.is_some()) {
+            (false, true) => self.track_ttl(key),
+            (true, false) => self.forget_ttl(key),
+            _ => {}
+        }
+    }
+
+    /// Deletes a live key (a key past its deadline counts as already gone).
+    pub fn remove(&mut self, key: &[u8]) -> bool {
+        self.live(key).is_some() && self.delete(key)
+    }
+
+    /// Removes a key and its TTL bookkeeping; a key that was there counts as
+    /// modified for WATCH.
+    fn delete(&mut self, key: &[u8]) -> bool {
+        match self.entries.remove(key) {
+            Some(old) => {
+                self.watches.note(key);
+                if old.expires_at_ms.is_some() {
+                    self.forget_ttl(key);
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Sets the absolute expiry of an existing key; returns false if there is no key.
+    pub fn set_expiry(&mut self, key: &[u8], at_ms: Option<i64>) -> bool {
+        let Some(at) = self.live(key) else {
+            return false;
+        };
+        self.watches.note(key);
+        self.put_deadline(key, Some(at), at_ms);
+        true
+    }
+
+    /// Takes a live key out with its deadline (the first half of MOVE and
+    /// RENAME): as DEL, for WATCH.
+    pub fn take(&mut self, key: &[u8]) -> Option<(Value, Option<i64>)> {
+        self.live(key)?;
+        let old = self.entries.remove(key)?;
+        self.watches.note(key);
+        if old.expires_at_ms.is_some() {
+            self.forget_ttl(key);
+        }
+        Some((old.value, old.expires_at_ms))
+    }
+
+    /// `dbAddInternal` of a value that comes from another key (RENAME, MOVE,
+    /// COPY): a new key object, with an expiry slot only for a deadline or a
+    /// long key, and a fresh LRU/LFU field. The key must be absent.
+    pub fn put(&mut self, key: &[u8], value: Value, deadline: Option<i64>) {
+        let value = value.rekeyed(key.len());
+        self.insert(key, value);
+        if deadline.is_some() {
+            self.put_deadline(key, None, deadline);
+        }
+    }
+
+    /// RENAME of a live key `from` to `to` (which the caller emptied): the
+    /// value and its TTL move.
+    pub fn rename(&mut self, from: &[u8], to: &[u8]) -> bool {
+        match self.take(from) {
+            Some((value, deadline)) => {
+                self.put(to, value, deadline);
+                true
+            }
+            None => false,
+        }
+    }
+
+    // ----- the whole database -----
+
+    /// Number of keys, counting ones that expired but were not looked up yet (as
+    /// Redis's DBSIZE does).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Number of keys with a TTL (INFO's `expires=`).
+    pub fn volatile_len(&self) -> usize {
+        self.volatile.len()
+    }
+
+    /// INFO's `avg_ttl`, in milliseconds (0 without keys with a TTL).
+    pub fn avg_ttl(&self) -> i64 {
+        if self.volatile.is_empty() {
+            0
+        } else {
+            self.avg_ttl
+        }
+    }
+
+    /// FLUSHDB: every key goes. Watched keys that existed count as modified
+    /// (`touchAllWatchedKeysInDb`); a watched key that did not exist does not.
+    pub fn clear(&mut self) {
+        let entries = &self.entries;
+        self.watches
+            .touch_where(|key| entries.peek_entry(key).is_some());
+        self.entries.clear();
+        self.volatile.clear();
+        self.volatile_pos.clear();
+        self.cursor = 0;
+        self.avg_ttl = 0;
+    }
+
+    /// Every key in dict order, live or not yet expired.
+    pub fn keys(&self) -> impl Iterator<Item = &[u8]> {
+        self.entries.iter().map(|(k, _)| k)
+    }
+
+    /// The keys in dict order that are not past their deadline at `now`
+    /// (KEYS: `keyIsExpired`, nothing deleted).
+    pub fn live_keys(&self, now: i64) -> impl Iterator<Item = &[u8]> {
+        self.entries
+            .iter()
+            .filter(move |(_, e)| e.expires_at_ms.is_none_or(|t| t > now))
+            .map(|(k, _)| k)
+    }
+
+    /// Whether `key` is present and past its deadline at `now` (`keyIsExpired`;
+    /// nothing is deleted).
+    pub fn is_expired(&self, key: &[u8], now: i64) -> bool {
+        self.entries.peek_entry(key).is_some_and(|at| {
+            self.entries
+                .value_at(at)
+                .expires_at_ms
+                .is_some_and(|t| t <= now)
+        })
+    }
+
+    /// Whether `key` is physically present, expired or not (`dbFind`).
+    pub fn exists_physically(&self, key: &[u8]) -> bool {
+        self.entries.peek_entry(key).is_some()
+    }
+
+    /// Deletes `key` if it is past its deadline (`expireIfNeeded` from SCAN);
+    /// true if it went.
+    pub fn remove_if_expired(&mut self, key: &[u8]) -> bool {
+        if self.is_expired(key, now_ms()) {
+            self.delete_expired(key);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// One `dictScan` step over the key table: emits every key (with its value)
+    /// in the buckets the cursor names, expired or not, and returns the next
+    /// cursor (0: the walk is complete). See [`crate::dict::Dict::scan`] for the
+    /// guarantee; SCAN's filtering and its COUNT loop are the command's.
+    pub fn scan_step(&self, cursor: u64, mut emit: impl FnMut(&[u8], &Value)) -> u64 {
+        self.entries.scan(cursor, |k, e| emit(k, &e.value))
+    }
+
+    /// `dbRandomKey`: Redis's fair random draw over the key table, deleting and
+    /// drawing again when it lands on an expired key; `None` when empty.
+    pub fn random_key(&mut self, rng: &mut impl RngCore) -> Option<Vec<u8>> {
+        loop {
+            let key = self.entries.fair_random_entry(rng)?.0.to_vec();
+            if !self.remove_if_expired(&key) {
+                return Some(key);
+            }
+        }
+    }
+
+    /// Table sizes of the key dict (the second is non-zero while it rehashes).
+    pub fn table_sizes(&self) -> [usize; 2] {
+        self.entries.table_sizes()
+    }
+
+    // ----- the keys with a TTL -----
 
     fn track_ttl(&mut self, key: &[u8]) {
         if !self.volatile_pos.contains_key(key) {
@@ -135,44 +714,52 @@ impl Keyspace {
         }
     }
 
-    /// Number of keys with a TTL (INFO's `expires=`).
-    pub fn volatile_len(&self) -> usize {
-        self.volatile.len()
-    }
-
     /// One active expire cycle at `now_ms`: rounds of [`KEYS_PER_LOOP`] keys with a
     /// TTL from the cursor on, deleting the expired ones, until a round finds at
     /// most 10% expired, every key with a TTL was examined, or `budget` is spent.
+    /// The TTLs of the keys it keeps feed `avg_ttl` (2% weight per round, as
+    /// Redis).
     pub fn active_expire_cycle(&mut self, now_ms: i64, budget: Duration) -> ExpireCycleStats {
         let started = Instant::now();
         let mut stats = ExpireCycleStats::default();
         let total = self.volatile.len();
+        let (mut ttl_sum, mut ttl_samples, mut rounds) = (0i64, 0i64, 0i32);
         while !self.volatile.is_empty() && stats.examined < total {
             let mut round_expired = 0;
             let mut round = 0;
+            rounds += 1;
             while round < KEYS_PER_LOOP && !self.volatile.is_empty() && stats.examined < total {
                 if self.cursor >= self.volatile.len() {
                     self.cursor = 0;
                 }
                 let key = &self.volatile[self.cursor];
-                let deadline = self.entries.get(key).and_then(|e| e.expires_at_ms);
+                let deadline = self
+                    .entries
+                    .peek_entry(key)
+                    .and_then(|at| self.entries.value_at(at).expires_at_ms);
                 round += 1;
                 stats.examined += 1;
-                if deadline.is_none() {
-                    // Cannot happen while every deadline goes through
-                    // `put_deadline`; if it ever did, the key is kept, not lost.
-                    debug_assert!(false, "a key without a TTL in the expires list");
-                    let key = key.clone();
-                    self.forget_ttl(&key);
-                } else if deadline.is_some_and(|t| t <= now_ms) {
-                    // swap_remove brings the last key into this slot: the
-                    // cursor stays to examine it.
-                    let key = key.clone();
-                    self.delete(&key);
-                    self.watches.expired(&key);
-                    round_expired += 1;
-                } else {
-                    self.cursor += 1;
+                match deadline {
+                    None => {
+                        // Cannot happen while every deadline goes through
+                        // `put_deadline`; if it ever did, the key is kept, not lost.
+                        debug_assert!(false, "a key without a TTL in the expires list");
+                        let key = key.clone();
+                        self.forget_ttl(&key);
+                    }
+                    Some(t) if t <= now_ms => {
+                        // swap_remove brings the last key into this slot: the
+                        // cursor stays to examine it.
+                        let key = key.clone();
+                        self.delete(&key);
+                        self.watches.expired(&key);
+                        round_expired += 1;
+                    }
+                    Some(t) => {
+                        ttl_sum += t - now_ms;
+                        ttl_samples += 1;
+                        self.cursor += 1;
+                    }
                 }
             }
             stats.expired += round_expired;
@@ -182,131 +769,16 @@ impl Keyspace {
                 break;
             }
         }
+        if ttl_samples > 0 {
+            let avg = ttl_sum / ttl_samples;
+            self.avg_ttl = if self.avg_ttl == 0 {
+                avg
+            } else {
+                let keep = 0.98f64.powi(rounds.clamp(1, 16));
+                avg + ((self.avg_ttl - avg) as f64 * keep) as i64
+            };
+        }
         stats
-    }
-
-    pub fn get(&mut self, key: &[u8]) -> Option<&Value> {
-        self.expire_if_due(key);
-        self.entries.get(key).map(|e| &e.value)
-    }
-
-    /// Reads `key` without the lazy-expiry check, for a command that has already
-    /// looked its keys up with [`Keyspace::get`] and needs several values borrowed at
-    /// once (the ZUNION family).
-    pub fn peek(&self, key: &[u8]) -> Option<&Value> {
-        self.entries.get(key).map(|e| &e.value)
-    }
-
-    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Value> {
-        self.expire_if_due(key);
-        self.watches.note(key);
-        self.entries.get_mut(key).map(|e| &mut e.value)
-    }
-
-    /// Stores a new value with no expiry, replacing whatever was there.
-    pub fn insert(&mut self, key: &[u8], value: Value) {
-        self.watches.note(key);
-        self.forget_ttl(key);
-        self.entries.insert(
-            key.to_vec(),
-            Entry {
-                value,
-                expires_at_ms: None,
-                expire_slot: key.len() >= KEY_LEN_WITH_EXPIRE_SLOT,
-            },
-        );
-    }
-
-    /// `setKey` / `dbSetValue`: stores `value`, keeping the TTL if `keep_ttl`.
-    /// `reuse_object` says Redis keeps the existing key object (and so its expiry
-    /// slot); otherwise a new object gets a slot only for a kept TTL.
-    pub fn set_value(&mut self, key: &[u8], value: Value, keep_ttl: bool, reuse_object: bool) {
-        self.expire_if_due(key);
-        self.watches.note(key);
-        let long_key = key.len() >= KEY_LEN_WITH_EXPIRE_SLOT;
-        match self.entries.get_mut(key) {
-            None => self.insert(key, value),
-            Some(e) => {
-                let expiry = if keep_ttl { e.expires_at_ms } else { None };
-                e.expire_slot = if reuse_object {
-                    e.expire_slot
-                } else {
-                    expiry.is_some() || long_key
-                };
-                e.value = value;
-                self.put_deadline(key, expiry);
-            }
-        }
-    }
-
-    /// The one place an entry's deadline changes: the entry and the active
-    /// cycle's list of keys with a TTL (Redis's `expires` dict) always agree.
-    /// (A key whose TTL was cleared on the entry but left in that list was once
-    /// deleted by the next cycle: the data-loss bug this function exists to
-    /// prevent.)
-    fn put_deadline(&mut self, key: &[u8], at_ms: Option<i64>) {
-        let Some(e) = self.entries.get_mut(key) else {
-            self.forget_ttl(key);
-            return;
-        };
-        e.expires_at_ms = at_ms;
-        e.expire_slot |= at_ms.is_some();
-        match at_ms {
-            Some(_) => self.track_ttl(key),
-            None => self.forget_ttl(key),
-        }
-    }
-
-    /// Whether the key object of `key` carries an expiry slot.
-    pub fn has_expire_slot(&self, key: &[u8]) -> bool {
-        self.entries.get(key).is_some_and(|e| e.expire_slot)
-    }
-
-    pub fn remove(&mut self, key: &[u8]) -> bool {
-        self.expire_if_due(key);
-        self.delete(key)
-    }
-
-    pub fn contains(&mut self, key: &[u8]) -> bool {
-        self.get(key).is_some()
-    }
-
-    /// Sets the absolute expiry of an existing key; returns false if there is no key.
-    pub fn set_expiry(&mut self, key: &[u8], at_ms: Option<i64>) -> bool {
-        self.expire_if_due(key);
-        self.watches.note(key);
-        if !self.entries.contains_key(key) {
-            return false;
-        }
-        self.put_deadline(key, at_ms);
-        true
-    }
-
-    pub fn expiry(&mut self, key: &[u8]) -> Option<Option<i64>> {
-        self.expire_if_due(key);
-        self.entries.get(key).map(|e| e.expires_at_ms)
-    }
-
-    /// Number of keys, counting ones that expired but were not looked up yet (as
-    /// Redis's DBSIZE does).
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    pub fn clear(&mut self) {
-        self.watches.touch_all();
-        self.entries.clear();
-        self.volatile.clear();
-        self.volatile_pos.clear();
-        self.cursor = 0;
-    }
-
-    pub fn keys(&self) -> impl Iterator<Item = &[u8]> {
-        self.entries.keys().map(|k| k.as_slice())
     }
 }
 
@@ -325,6 +797,10 @@ mod tests {
             }
         }
         ks
+    }
+
+    fn string(v: &str) -> Value {
+        Value::String(ArgObject::from_argument(v.as_bytes()).into_stored(1))
     }
 
     #[test]
@@ -361,6 +837,8 @@ mod tests {
         // The cursor moved on: the next cycle looks at the next keys.
         assert_eq!(ks.cursor, KEYS_PER_LOOP);
         assert_eq!(ks.len(), 1000);
+        // The TTLs it saw are the average INFO reports.
+        assert_eq!(ks.avg_ttl(), 60_000);
     }
 
     #[test]
@@ -392,5 +870,271 @@ mod tests {
         ks.set_expiry(b"k2", Some(now_ms() + 1000));
         ks.clear();
         assert_eq!(ks.volatile_len(), 0);
+        assert!(ks.is_empty());
+    }
+
+    #[test]
+    fn rename_take_and_put_move_the_ttl_with_the_key() {
+        let at = now_ms() + 60_000;
+        let mut ks = keyspace_with(2, 1, at);
+        assert!(ks.rename(b"k1", b"moved"));
+        assert_eq!(ks.expiry(b"moved"), Some(Some(at)));
+        assert_eq!(ks.expiry(b"k1"), None);
+        assert_eq!(ks.volatile_len(), 1);
+        assert!(ks.has_expire_slot(b"moved"));
+        // A key without a TTL arrives without one, and without a slot.
+        assert!(ks.rename(b"k0", b"plain"));
+        assert_eq!(ks.expiry(b"plain"), Some(None));
+        assert!(!ks.has_expire_slot(b"plain"));
+        let (value, deadline) = ks.take(b"moved").unwrap();
+        assert_eq!(deadline, Some(at));
+        assert_eq!(ks.volatile_len(), 0);
+        let mut other = Keyspace::new();
+        other.put(b"moved", value, deadline);
+        assert_eq!(other.volatile_len(), 1);
+        assert!(!ks.rename(b"nope", b"x"));
+    }
+
+    #[test]
+    fn an_embstr_is_embedded_again_under_its_new_key() {
+        let mut ks = Keyspace::new();
+        ks.insert(b"k", string("twenty bytes of text"));
+        let long = "k".repeat(30);
+        assert!(ks.rename(b"k", long.as_bytes()));
+        // 16 + 30 + 3 + 4 + 20 > 64: no longer fits beside the key.
+        let Some(Value::String(v)) = ks.get(long.as_bytes()) else {
+            panic!("string expected")
+        };
+        assert_eq!(v.encoding_name(), "raw");
+        // COPY: a raw string stays raw; an embstr is embedded if it fits.
+        let encoding = |v: Value| match v {
+            Value::String(s) => s.encoding_name(),
+            _ => "not a string",
+        };
+        assert_eq!(encoding(ks.get(long.as_bytes()).unwrap().dup(1)), "raw");
+        let short = string("twenty bytes of text");
+        assert_eq!(encoding(short.dup(1)), "embstr");
+        assert_eq!(encoding(short.dup(30)), "raw");
+    }
+
+    #[test]
+    fn a_lookup_of_an_expired_key_deletes_and_counts_it() {
+        let mut ks = keyspace_with(3, 1, now_ms() - 1);
+        ks.set_access(Access {
+            count_reads: true,
+            ..Access::default()
+        });
+        assert!(ks.get(b"k0").is_some());
+        assert!(ks.get(b"k1").is_none());
+        assert!(ks.get_untouched(b"nope").is_none());
+        assert_eq!(ks.len(), 2, "k1 went on lookup");
+        assert_eq!(
+            ks.take_counters(),
+            Counters {
+                hits: 1,
+                misses: 2,
+                expired: 1
+            }
+        );
+        assert_eq!(ks.take_counters(), Counters::default());
+        // A write command's lookups are not hits or misses.
+        ks.set_access(Access::default());
+        ks.get(b"k0");
+        assert_eq!(ks.take_counters().hits, 0);
+        assert!(ks.lookup_read(b"k0").is_some());
+        assert_eq!(ks.take_counters().hits, 1);
+    }
+
+    #[test]
+    fn reads_move_the_lru_clock_unless_no_touch() {
+        let mut ks = Keyspace::new();
+        let at = |secs: u32| Access {
+            clock: Clock {
+                lru: secs,
+                minutes: 0,
+            },
+            ..Access::default()
+        };
+        ks.set_access(at(100));
+        ks.insert(b"k", string("v"));
+        assert_eq!(ks.lru_field(b"k"), Some(100));
+        ks.set_access(at(105));
+        assert_eq!(ks.lru_field(b"k"), Some(100), "OBJECT does not touch");
+        ks.get_untouched(b"k");
+        assert_eq!(ks.lru_field(b"k"), Some(100));
+        ks.get(b"k");
+        assert_eq!(ks.lru_field(b"k"), Some(105));
+        ks.set_access(Access {
+            no_touch: true,
+            ..at(110)
+        });
+        ks.get(b"k");
+        assert_eq!(ks.lru_field(b"k"), Some(105), "CLIENT NO-TOUCH");
+        // LRM: reads leave it, writes move it even under NO-TOUCH, also after
+        // a read in the same command.
+        ks.set_access(Access {
+            policy: Policy::Lrm,
+            no_touch: true,
+            command: 7,
+            ..at(120)
+        });
+        ks.get(b"k");
+        assert_eq!(ks.lru_field(b"k"), Some(105));
+        ks.get_mut(b"k");
+        assert_eq!(ks.lru_field(b"k"), Some(120));
+        ks.set_access(Access {
+            policy: Policy::Lrm,
+            command: 8,
+            ..at(130)
+        });
+        ks.get(b"k");
+        ks.set_value(b"k", string("w"), false, false);
+        assert_eq!(ks.lru_field(b"k"), Some(130));
+    }
+
+    #[test]
+    fn lfu_keys_start_at_5_and_count_accesses() {
+        let mut ks = Keyspace::new();
+        ks.set_access(Access {
+            policy: Policy::Lfu {
+                log_factor: 0,
+                decay_time: 1,
+            },
+            ..Access::default()
+        });
+        ks.insert(b"k", string("v"));
+        assert_eq!(ks.lru_field(b"k").map(|f| f & 255), Some(5));
+        // log factor 0: every access counts.
+        for _ in 0..10 {
+            ks.get(b"k");
+        }
+        assert_eq!(ks.lru_field(b"k").map(|f| f & 255), Some(15));
+    }
+
+    #[test]
+    fn a_command_touches_a_key_once_however_many_lookups_it_makes() {
+        let lfu = Policy::Lfu {
+            log_factor: 0,
+            decay_time: 1,
+        };
+        let mut ks = Keyspace::new();
+        let command = |n: u32| Access {
+            policy: lfu,
+            command: n,
+            ..Access::default()
+        };
+        ks.set_access(command(1));
+        ks.insert(b"k", string("v"));
+        ks.get_mut(b"k");
+        ks.get(b"k");
+        assert_eq!(
+            ks.lru_field(b"k").map(|f| f & 255),
+            Some(5),
+            "added by this command"
+        );
+        ks.set_access(command(2));
+        ks.get(b"k");
+        ks.get_mut(b"k");
+        ks.set_value(b"k", string("w"), false, false);
+        assert_eq!(ks.lru_field(b"k").map(|f| f & 255), Some(6), "one access");
+    }
+
+    #[test]
+    fn random_key_never_returns_an_expired_key() {
+        let mut rng = rand::rngs::mock::StepRng::new(7, 0x9e37_79b9_7f4a_7c15);
+        let mut ks = keyspace_with(50, 0, now_ms() - 1);
+        ks.insert(b"alive", string("v"));
+        for _ in 0..20 {
+            assert_eq!(ks.random_key(&mut rng).as_deref(), Some(&b"alive"[..]));
+        }
+        ks.remove(b"alive");
+        assert_eq!(ks.random_key(&mut rng), None);
+        assert!(ks.is_empty(), "every expired key it met went");
+    }
+
+    /// The invariant `put_deadline` exists for: a key is in the active cycle's
+    /// list exactly when its entry has a deadline, through every kind of write.
+    #[test]
+    fn the_ttl_list_always_matches_the_entries() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let mut ks = Keyspace::new();
+        let mut other = Keyspace::new();
+        let later = now_ms() + 3_600_000;
+        for _ in 0..20_000 {
+            let k = format!("k{}", rng.gen_range(0..50)).into_bytes();
+            let k2 = format!("k{}", rng.gen_range(0..50)).into_bytes();
+            match rng.gen_range(0..9) {
+                0 => ks.insert(&k, string("v")),
+                1 => ks.set_value(&k, string("w"), rng.gen_bool(0.5), rng.gen_bool(0.5)),
+                2 | 3 => {
+                    let at = rng.gen_bool(0.8).then_some(later);
+                    ks.set_expiry(&k, at);
+                }
+                4 => {
+                    ks.remove(&k);
+                }
+                5 => {
+                    if !ks.contains(&k2) {
+                        ks.rename(&k, &k2);
+                    }
+                }
+                6 => {
+                    if let Some((v, d)) = ks.take(&k) {
+                        if !other.contains(&k) {
+                            other.put(&k, v, d);
+                        }
+                    }
+                }
+                7 => {
+                    if let Some((v, d)) = other.take(&k) {
+                        if !ks.contains(&k) {
+                            ks.put(&k, v, d);
+                        }
+                    }
+                }
+                _ => {
+                    if rng.gen_range(0..50) == 0 {
+                        ks.clear();
+                    }
+                }
+            }
+            for db in [&ks, &other] {
+                let with_deadline: Vec<&[u8]> = db
+                    .entries
+                    .iter()
+                    .filter(|(_, e)| e.expires_at_ms.is_some())
+                    .map(|(k, _)| k)
+                    .collect();
+                assert_eq!(db.volatile_len(), with_deadline.len());
+                for k in with_deadline {
+                    assert_eq!(db.volatile[db.volatile_pos[k]], k);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_scan_of_the_keyspace_sees_every_key_through_growth() {
+        let mut ks = keyspace_with(100, 1000, 0);
+        let mut seen = std::collections::HashSet::new();
+        let mut cursor = 0;
+        let mut next = 100;
+        let mut rehashed = false;
+        loop {
+            cursor = ks.scan_step(cursor, |k, _| {
+                seen.insert(k.to_vec());
+            });
+            ks.insert(format!("k{next}").as_bytes(), string("v"));
+            next += 1;
+            rehashed |= ks.table_sizes()[1] != 0;
+            if cursor == 0 {
+                break;
+            }
+        }
+        assert!(rehashed);
+        for i in 0..100 {
+            assert!(seen.contains(format!("k{i}").as_bytes()), "k{i} missed");
+        }
     }
 }

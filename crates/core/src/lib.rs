@@ -39,6 +39,7 @@ pub mod hll;
 pub mod keyspace;
 pub mod ldouble;
 pub mod list;
+pub mod lru;
 pub mod memory;
 pub mod num;
 pub mod reply;

@@ -316,6 +316,48 @@ impl Set {
     }
 }
 
+// ----- SSCAN and COPY (the keyspace commands' accessors) -----
+
+impl Set {
+    /// SSCAN over a hashtable set: one `dictScan` step of its dict, emitting
+    /// the members of the buckets the cursor names; the next cursor (0 at the
+    /// end). `None` for an intset or a listpack, which SSCAN returns whole, in
+    /// [`Set::members`] order, with cursor 0.
+    pub fn scan_table(&self, cursor: u64, mut emit: impl FnMut(&[u8])) -> Option<u64> {
+        match &self.repr {
+            Repr::Table { dict, .. } => Some(dict.scan(cursor, |m, _| emit(m))),
+            _ => None,
+        }
+    }
+
+    /// `setTypeDup` (COPY): an intset or a listpack is copied byte for byte
+    /// (an intset keeps its element width); a hashtable is rebuilt, presized to
+    /// the set's length and filled in iteration order.
+    pub fn dup(&self) -> Set {
+        let repr = match &self.repr {
+            Repr::Intset { values, width } => Repr::Intset {
+                values: values.clone(),
+                width: *width,
+            },
+            Repr::Listpack(items) => Repr::Listpack(items.clone()),
+            Repr::Table { dict, .. } => {
+                let mut copy = Dict::new();
+                copy.expand(dict.len());
+                let mut sds_bytes = 0;
+                for (m, _) in dict.iter() {
+                    sds_bytes += member_sds(m);
+                    copy.insert(m.to_vec(), ());
+                }
+                Repr::Table {
+                    dict: copy,
+                    sds_bytes,
+                }
+            }
+        };
+        Set { repr }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,11 @@
 //! What WATCH needs from the keyspace: a version for every watched key, bumped
 //! whenever a write command touches it (Redis's `touchWatchedKey`), when it
-//! expires, and on FLUSHALL.
+//! expires, and when FLUSHDB, FLUSHALL or SWAPDB replace a key that existed
+//! (`touchAllWatchedKeysInDb`).
+//!
+//! The versions belong to a database *number*, as Redis's `watched_keys` stay
+//! with their `redisDb` when SWAPDB swaps the data: a client watching `k` in db
+//! 0 still watches db 0's `k` afterwards.
 //!
 //! Only watched keys are tracked, as in Redis's `watched_keys` dict, so a keyspace
 //! nobody watches pays one empty-map check per write.
@@ -65,12 +70,27 @@ impl Watches {
         }
     }
 
-    /// FLUSHALL/FLUSHDB: every watched key counts as modified.
-    pub fn touch_all(&mut self) {
-        let keys: Vec<Vec<u8>> = self.keys.keys().cloned().collect();
+    /// FLUSHDB/FLUSHALL/SWAPDB (`touchAllWatchedKeysInDb`): the watched keys
+    /// for which `affected` holds (the ones that existed, in either database for
+    /// SWAPDB) count as modified; a watched key that existed nowhere does not.
+    pub fn touch_where(&mut self, mut affected: impl FnMut(&[u8]) -> bool) {
+        if self.keys.is_empty() {
+            return;
+        }
+        let keys: Vec<Vec<u8>> = self.keys.keys().filter(|k| affected(k)).cloned().collect();
         for key in keys {
             self.bump(&key);
         }
+    }
+
+    /// Every watched key, for a caller that checks them against two databases.
+    pub fn watched_keys(&self) -> Vec<Vec<u8>> {
+        self.keys.keys().cloned().collect()
+    }
+
+    /// Marks one watched key modified (SWAPDB, after its own checks).
+    pub fn touch(&mut self, key: &[u8]) {
+        self.bump(key);
     }
 
     fn bump(&mut self, key: &[u8]) {

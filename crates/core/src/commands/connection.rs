@@ -190,7 +190,7 @@ pub fn echo(_: &mut Server, a: &Args) -> CmdResult {
 }
 
 pub fn select(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
-    let db = a.int(1).map_err(|_| Reply::error("ERR invalid DB index"))?;
+    let db = super::keys::int32_arg(a, 1, None)?;
     if db < 0 || db >= DATABASES as i64 {
         return Err(Reply::error("ERR DB index is out of range"));
     }
@@ -686,9 +686,16 @@ mod tests {
             s.cmd(&["SELECT", "16"]),
             Reply::error("ERR DB index is out of range")
         );
+        // Redis 8.6.3 (getIntFromObjectOrReply) says this, not "invalid DB index".
         assert_eq!(
             s.cmd(&["SELECT", "x"]),
-            Reply::error("ERR invalid DB index")
+            Reply::error("ERR value is not an integer or out of range")
+        );
+        assert_eq!(
+            s.cmd(&["SELECT", "4294967296"]),
+            Reply::error(
+                "ERR value is out of range, value must between -2147483648 and 2147483647"
+            )
         );
         assert_eq!(s.cmd(&["SELECT", "15"]), Reply::ok());
         s.cmd(&["SELECT", "0"]);

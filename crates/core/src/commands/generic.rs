@@ -1,58 +1,152 @@
-//! Keyspace commands: DBSIZE, FLUSHALL/FLUSHDB, DEL/UNLINK, EXISTS, TYPE, the
-//! EXPIRE family, TTL/PTTL and PERSIST (db.c, expire.c).
+//! Keyspace commands on whole databases and on a key's existence and lifetime:
+//! DBSIZE, FLUSHDB/FLUSHALL, DEL/UNLINK, EXISTS, TYPE, the EXPIRE family,
+//! TTL/PTTL, EXPIRETIME/PEXPIRETIME and PERSIST (db.c, expire.c).
+//!
+//! The lookups are the ones Redis makes: EXISTS, TYPE and the TTL readers look
+//! keys up without touching their LRU/LFU field (`LOOKUP_NOTOUCH`), and count
+//! as keyspace hits or misses; DEL deletes an expired key as expired (it is
+//! not counted); EXPIRE and PERSIST look the key up for writing. FLUSHDB and
+//! FLUSHALL free memory at once whether SYNC or ASYNC is asked (the core has no
+//! lazy-free thread), and invalidate the WATCHes of the keys that existed.
 
-use super::{flags::*, Args, CommandSpec, Server};
+use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::keyspace::now_ms;
 use crate::reply::{errors, Reply};
 
 pub const COMMANDS: &[CommandSpec] = &[
-    CommandSpec::legacy("dbsize", 1, dbsize).flags(READONLY | FAST),
-    CommandSpec::legacy("flushall", -1, flush).flags(WRITE),
-    CommandSpec::legacy("flushdb", -1, flush).flags(WRITE),
-    CommandSpec::legacy("del", -2, del)
+    CommandSpec::new("dbsize", 1, dbsize)
+        .flags(READONLY | FAST)
+        .doc(
+            "1.0.0",
+            "Counts the keys of the selected database, expired ones not yet reclaimed included.",
+            "",
+        ),
+    CommandSpec::new("flushall", -1, flush)
         .flags(WRITE)
-        .keys(1, -1, 1),
-    CommandSpec::legacy("unlink", -2, del)
+        .doc("1.0.0", "Deletes every key of every database.", "[ASYNC | SYNC]"),
+    CommandSpec::new("flushdb", -1, flush)
+        .flags(WRITE)
+        .doc(
+            "1.0.0",
+            "Deletes every key of the selected database.",
+            "[ASYNC | SYNC]",
+        ),
+    CommandSpec::new("del", -2, del_command)
+        .flags(WRITE)
+        .keys(1, -1, 1)
+        .doc(
+            "1.0.0",
+            "Deletes the given keys and counts those that existed.",
+            "key [key ...]",
+        ),
+    CommandSpec::new("unlink", -2, del_command)
         .flags(WRITE | FAST)
-        .keys(1, -1, 1),
-    CommandSpec::legacy("exists", -2, exists)
+        .keys(1, -1, 1)
+        .doc(
+            "4.0.0",
+            "Deletes the given keys, leaving the freeing of big values to the background in Redis.",
+            "key [key ...]",
+        ),
+    CommandSpec::new("exists", -2, exists)
         .flags(READONLY | FAST)
-        .keys(1, -1, 1),
-    CommandSpec::legacy("type", 2, type_of)
+        .keys(1, -1, 1)
+        .doc(
+            "1.0.0",
+            "Counts how many of the given keys exist, repeated names counted each time.",
+            "key [key ...]",
+        ),
+    CommandSpec::new("type", 2, type_of)
         .flags(READONLY | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("expire", -3, expire)
+        .keys(1, 1, 1)
+        .doc(
+            "1.0.0",
+            "Names the type of the value at a key, or none.",
+            "key",
+        ),
+    CommandSpec::new("expire", -3, expire)
         .flags(WRITE | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("pexpire", -3, pexpire)
+        .keys(1, 1, 1)
+        .doc(
+            "1.0.0",
+            "Gives a key a time to live in seconds, optionally only under a condition.",
+            "key seconds [NX | XX | GT | LT]",
+        ),
+    CommandSpec::new("pexpire", -3, pexpire)
         .flags(WRITE | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("expireat", -3, expireat)
+        .keys(1, 1, 1)
+        .doc(
+            "2.6.0",
+            "Gives a key a time to live in milliseconds, optionally only under a condition.",
+            "key milliseconds [NX | XX | GT | LT]",
+        ),
+    CommandSpec::new("expireat", -3, expireat)
         .flags(WRITE | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("pexpireat", -3, pexpireat)
+        .keys(1, 1, 1)
+        .doc(
+            "1.2.0",
+            "Makes a key expire at a Unix time in seconds.",
+            "key unix-time-seconds [NX | XX | GT | LT]",
+        ),
+    CommandSpec::new("pexpireat", -3, pexpireat)
         .flags(WRITE | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("ttl", 2, ttl)
+        .keys(1, 1, 1)
+        .doc(
+            "2.6.0",
+            "Makes a key expire at a Unix time in milliseconds.",
+            "key unix-time-milliseconds [NX | XX | GT | LT]",
+        ),
+    CommandSpec::new("ttl", 2, ttl)
         .flags(READONLY | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("pttl", 2, pttl)
+        .keys(1, 1, 1)
+        .doc(
+            "1.0.0",
+            "Seconds a key has left to live (-1 without expiry, -2 without key).",
+            "key",
+        ),
+    CommandSpec::new("pttl", 2, pttl)
         .flags(READONLY | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("persist", 2, persist)
+        .keys(1, 1, 1)
+        .doc(
+            "2.6.0",
+            "Milliseconds a key has left to live (-1 without expiry, -2 without key).",
+            "key",
+        ),
+    CommandSpec::new("expiretime", 2, expiretime)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1)
+        .doc(
+            "7.0.0",
+            "The Unix time in seconds at which a key expires (-1 without expiry, -2 without key).",
+            "key",
+        ),
+    CommandSpec::new("pexpiretime", 2, pexpiretime)
+        .flags(READONLY | FAST)
+        .keys(1, 1, 1)
+        .doc(
+            "7.0.0",
+            "The Unix time in milliseconds at which a key expires (-1 without expiry, -2 without key).",
+            "key",
+        ),
+    CommandSpec::new("persist", 2, persist)
         .flags(WRITE | FAST)
-        .keys(1, 1, 1),
+        .keys(1, 1, 1)
+        .doc(
+            "2.2.0",
+            "Takes the time to live off a key, so it stays until deleted.",
+            "key",
+        ),
 ];
 
-pub fn dbsize(s: &mut Server, _: &Args) -> Reply {
-    Reply::Integer(s.keyspace.len() as i64)
+fn dbsize(s: &mut Server, _: &Args) -> CmdResult {
+    Ok(Reply::Integer(s.keyspace.len() as i64))
 }
 
-/// FLUSHALL empties every database, FLUSHDB the selected one (SYNC and ASYNC
-/// do the same here: the core frees memory at once either way).
-pub fn flush(s: &mut Server, a: &Args) -> Reply {
+/// FLUSHALL empties every database, FLUSHDB the selected one
+/// (`getFlushCommandFlags`: one optional SYNC or ASYNC, anything else a syntax
+/// error).
+fn flush(s: &mut Server, a: &Args) -> CmdResult {
     if a.len() > 2 || (a.len() == 2 && !a.is(1, "sync") && !a.is(1, "async")) {
-        return Reply::error(errors::SYNTAX);
+        return Err(Reply::error(errors::SYNTAX));
     }
     if a.is(0, "flushall") {
         for db in 0..crate::server::DATABASES {
@@ -61,9 +155,16 @@ pub fn flush(s: &mut Server, a: &Args) -> Reply {
     } else {
         s.keyspace.clear();
     }
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
+fn del_command(s: &mut Server, a: &Args) -> CmdResult {
+    Ok(del(s, a))
+}
+
+/// DEL's reply for `argv[1..]` (DELEX without a condition answers the same):
+/// the number of live keys deleted; an expired key is deleted as expired and not
+/// counted (`delGenericCommand`).
 pub fn del(s: &mut Server, a: &Args) -> Reply {
     let removed = (1..a.len())
         .filter(|&i| s.keyspace.remove(a.bytes(i)))
@@ -72,38 +173,41 @@ pub fn del(s: &mut Server, a: &Args) -> Reply {
 }
 
 /// Counts every argument that names a live key, duplicates included (as Redis does).
-pub fn exists(s: &mut Server, a: &Args) -> Reply {
+fn exists(s: &mut Server, a: &Args) -> CmdResult {
     let found = (1..a.len())
-        .filter(|&i| s.keyspace.contains(a.bytes(i)))
+        .filter(|&i| s.keyspace.get_untouched(a.bytes(i)).is_some())
         .count();
-    Reply::Integer(found as i64)
+    Ok(Reply::Integer(found as i64))
 }
 
-pub fn type_of(s: &mut Server, a: &Args) -> Reply {
-    let name = s.keyspace.get(a.bytes(1)).map_or("none", |v| v.type_name());
-    Reply::Status(name.into())
+fn type_of(s: &mut Server, a: &Args) -> CmdResult {
+    let name = s
+        .keyspace
+        .get_untouched(a.bytes(1))
+        .map_or("none", |v| v.type_name());
+    Ok(Reply::Status(name.into()))
 }
 
-pub fn expire(s: &mut Server, a: &Args) -> Reply {
+fn expire(s: &mut Server, a: &Args) -> CmdResult {
     expire_generic(s, a, 1000, now_ms(), "expire")
 }
 
-pub fn pexpire(s: &mut Server, a: &Args) -> Reply {
+fn pexpire(s: &mut Server, a: &Args) -> CmdResult {
     expire_generic(s, a, 1, now_ms(), "pexpire")
 }
 
-pub fn expireat(s: &mut Server, a: &Args) -> Reply {
+fn expireat(s: &mut Server, a: &Args) -> CmdResult {
     expire_generic(s, a, 1000, 0, "expireat")
 }
 
-pub fn pexpireat(s: &mut Server, a: &Args) -> Reply {
+fn pexpireat(s: &mut Server, a: &Args) -> CmdResult {
     expire_generic(s, a, 1, 0, "pexpireat")
 }
 
 /// EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT with NX/XX/GT/LT (`expireGenericCommand`):
 /// options first, then the number, then the key. A deadline in the past deletes
 /// the key, as in Redis. For GT/LT a key without a TTL counts as an infinite TTL.
-fn expire_generic(s: &mut Server, a: &Args, unit_ms: i64, base_ms: i64, name: &str) -> Reply {
+fn expire_generic(s: &mut Server, a: &Args, unit_ms: i64, base_ms: i64, name: &str) -> CmdResult {
     let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
     for i in 3..a.len() {
         match () {
@@ -115,71 +219,173 @@ fn expire_generic(s: &mut Server, a: &Args, unit_ms: i64, base_ms: i64, name: &s
                 // `%s` of a C string: up to the first NUL, line breaks as spaces.
                 let c_str = a.bytes(i).split(|&b| b == 0).next().unwrap_or_default();
                 let opt = String::from_utf8_lossy(c_str).replace(['\r', '\n'], " ");
-                return Reply::error(format!("ERR Unsupported option {opt}"));
+                return Err(Reply::error(format!("ERR Unsupported option {opt}")));
             }
         }
     }
     if nx && (xx || gt || lt) {
-        return Reply::error("ERR NX and XX, GT or LT options at the same time are not compatible");
+        return Err(Reply::error(
+            "ERR NX and XX, GT or LT options at the same time are not compatible",
+        ));
     }
     if gt && lt {
-        return Reply::error("ERR GT and LT options at the same time are not compatible");
+        return Err(Reply::error(
+            "ERR GT and LT options at the same time are not compatible",
+        ));
     }
-    let amount = match a.int(2) {
-        Ok(n) => n,
-        Err(e) => return e,
-    };
+    let amount = a.int(2)?;
     let Some(at) = amount
         .checked_mul(unit_ms)
         .and_then(|ms| ms.checked_add(base_ms))
     else {
-        return Reply::error(format!("ERR invalid expire time in '{name}' command"));
+        return Err(Reply::error(format!(
+            "ERR invalid expire time in '{name}' command"
+        )));
     };
     let key = a.bytes(1);
-    let Some(current) = s.keyspace.expiry(key) else {
-        return Reply::Integer(0);
-    };
+    if !s.keyspace.lookup_write(key) {
+        return Ok(Reply::Integer(0));
+    }
+    let current = s.keyspace.expiry(key).flatten();
     let refused = match current {
         Some(cur) => nx || (gt && at <= cur) || (lt && at >= cur),
         None => xx || gt,
     };
     if refused {
-        return Reply::Integer(0);
+        return Ok(Reply::Integer(0));
     }
     if at <= now_ms() {
         s.keyspace.remove(key);
     } else {
         s.keyspace.set_expiry(key, Some(at));
     }
-    Reply::Integer(1)
+    Ok(Reply::Integer(1))
 }
 
-pub fn ttl(s: &mut Server, a: &Args) -> Reply {
-    ttl_generic(s, a, false)
+fn ttl(s: &mut Server, a: &Args) -> CmdResult {
+    ttl_generic(s, a, false, false)
 }
 
-pub fn pttl(s: &mut Server, a: &Args) -> Reply {
-    ttl_generic(s, a, true)
+fn pttl(s: &mut Server, a: &Args) -> CmdResult {
+    ttl_generic(s, a, true, false)
 }
 
-/// -2 for a missing key, -1 for no expiry; TTL rounds to the nearest second.
-fn ttl_generic(s: &mut Server, a: &Args, millis: bool) -> Reply {
-    match s.keyspace.expiry(a.bytes(1)) {
-        None => Reply::Integer(-2),
-        Some(None) => Reply::Integer(-1),
+fn expiretime(s: &mut Server, a: &Args) -> CmdResult {
+    ttl_generic(s, a, false, true)
+}
+
+fn pexpiretime(s: &mut Server, a: &Args) -> CmdResult {
+    ttl_generic(s, a, true, true)
+}
+
+/// `ttlGenericCommand`: -2 for a missing key, -1 for no expiry; otherwise the
+/// time left (or the deadline itself, `absolute`), never below 0, in seconds
+/// rounded to the nearest one or in milliseconds.
+fn ttl_generic(s: &mut Server, a: &Args, millis: bool, absolute: bool) -> CmdResult {
+    Ok(Reply::Integer(match s.keyspace.expiry(a.bytes(1)) {
+        None => -2,
+        Some(None) => -1,
         Some(Some(at)) => {
-            let left = (at - now_ms()).max(0);
-            Reply::Integer(if millis { left } else { (left + 500) / 1000 })
+            let left = if absolute { at } else { at - now_ms() }.max(0);
+            if millis {
+                left
+            } else {
+                (left + 500) / 1000
+            }
         }
+    }))
+}
+
+fn persist(s: &mut Server, a: &Args) -> CmdResult {
+    let key = a.bytes(1);
+    if !s.keyspace.lookup_write(key) {
+        return Ok(Reply::Integer(0));
+    }
+    match s.keyspace.expiry(key) {
+        Some(Some(_)) => {
+            s.keyspace.set_expiry(key, None);
+            Ok(Reply::Integer(1))
+        }
+        _ => Ok(Reply::Integer(0)),
     }
 }
 
-pub fn persist(s: &mut Server, a: &Args) -> Reply {
-    match s.keyspace.expiry(a.bytes(1)) {
-        Some(Some(_)) => {
-            s.keyspace.set_expiry(a.bytes(1), None);
-            Reply::Integer(1)
-        }
-        _ => Reply::Integer(0),
+#[cfg(test)]
+mod tests {
+    use crate::server::ConnectInfo;
+    use crate::{Reply, Server};
+
+    fn argv(words: &[&str]) -> Vec<Vec<u8>> {
+        words.iter().map(|w| w.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn expiretime_reports_the_deadline() {
+        let mut s = Server::new();
+        s.cmd(&["SET", "k", "v"]);
+        assert_eq!(s.cmd(&["EXPIRETIME", "k"]), Reply::Integer(-1));
+        assert_eq!(s.cmd(&["PEXPIRETIME", "nokey"]), Reply::Integer(-2));
+        s.cmd(&["PEXPIREAT", "k", "4102444800123"]);
+        assert_eq!(s.cmd(&["PEXPIRETIME", "k"]), Reply::Integer(4102444800123));
+        assert_eq!(s.cmd(&["EXPIRETIME", "k"]), Reply::Integer(4102444800));
+        assert_eq!(s.cmd(&["PERSIST", "k"]), Reply::Integer(1));
+        assert_eq!(s.cmd(&["PERSIST", "k"]), Reply::Integer(0));
+        assert_eq!(s.cmd(&["EXPIRETIME", "k"]), Reply::Integer(-1));
+    }
+
+    #[test]
+    fn flush_checks_its_option_and_spares_other_databases() {
+        let mut s = Server::new();
+        s.cmd(&["SET", "a", "1"]);
+        s.cmd(&["SELECT", "1"]);
+        s.cmd(&["SET", "b", "1"]);
+        assert_eq!(
+            s.cmd(&["FLUSHDB", "LATER"]),
+            Reply::error("ERR syntax error")
+        );
+        assert_eq!(
+            s.cmd(&["FLUSHDB", "SYNC", "ASYNC"]),
+            Reply::error("ERR syntax error")
+        );
+        assert_eq!(s.cmd(&["FLUSHDB", "async"]), Reply::ok());
+        assert_eq!(s.cmd(&["DBSIZE"]), Reply::Integer(0));
+        s.cmd(&["SELECT", "0"]);
+        assert_eq!(s.cmd(&["DBSIZE"]), Reply::Integer(1));
+        assert_eq!(s.cmd(&["FLUSHALL", "SYNC"]), Reply::ok());
+        assert_eq!(s.cmd(&["DBSIZE"]), Reply::Integer(0));
+    }
+
+    #[test]
+    fn a_flush_only_invalidates_watches_of_keys_that_existed() {
+        let mut s = Server::new();
+        let a = s.connect(ConnectInfo::in_process());
+        let b = s.connect(ConnectInfo::in_process());
+        // Watching a missing key: FLUSHALL changes nothing for it.
+        s.call(a, &argv(&["WATCH", "missing"]));
+        s.call(b, &argv(&["FLUSHALL"]));
+        s.call(a, &argv(&["MULTI"]));
+        s.call(a, &argv(&["PING"]));
+        assert_eq!(
+            s.call(a, &argv(&["EXEC"])),
+            Reply::Array(vec![Reply::Status("PONG".into())])
+        );
+        // Watching a key that exists: FLUSHDB aborts the transaction.
+        s.call(b, &argv(&["SET", "k", "v"]));
+        s.call(a, &argv(&["WATCH", "k"]));
+        s.call(b, &argv(&["FLUSHDB"]));
+        s.call(a, &argv(&["MULTI"]));
+        s.call(a, &argv(&["PING"]));
+        assert_eq!(s.call(a, &argv(&["EXEC"])), Reply::NilArray);
+    }
+
+    #[test]
+    fn reads_count_hits_and_misses_writes_do_not() {
+        let mut s = Server::new();
+        s.cmd(&["SET", "k", "v"]);
+        s.cmd(&["EXISTS", "k", "k", "nope"]);
+        s.cmd(&["TYPE", "k"]);
+        s.cmd(&["TTL", "nope"]);
+        s.cmd(&["DEL", "k", "nope"]);
+        assert_eq!((s.stats.keyspace_hits, s.stats.keyspace_misses), (3, 2));
     }
 }

@@ -187,6 +187,7 @@ fn stats(s: &Server, f: &mut Fields) {
     f.add("total_commands_processed", st.total_commands);
     f.add("rejected_connections", st.rejected_connections);
     f.add("expired_keys", st.expired_keys);
+    f.add("expired_keys_active", st.expired_keys_active);
     f.add("evicted_keys", 0);
     f.add("keyspace_hits", st.keyspace_hits);
     f.add("keyspace_misses", st.keyspace_misses);
@@ -278,13 +279,15 @@ fn latencystats(s: &Server, f: &mut Fields) {
 fn keyspace(s: &Server, f: &mut Fields) {
     for db in 0..DATABASES {
         let ks = s.db(db);
-        if !ks.is_empty() {
+        // Hash field expiry is not modelled: subexpiry is always 0.
+        if !ks.is_empty() || ks.volatile_len() > 0 {
             f.add(
                 &format!("db{db}"),
                 format!(
-                    "keys={},expires={},avg_ttl=0,subexpiry=0",
+                    "keys={},expires={},avg_ttl={},subexpiry=0",
                     ks.len(),
-                    ks.volatile_len()
+                    ks.volatile_len(),
+                    ks.avg_ttl()
                 ),
             );
         }

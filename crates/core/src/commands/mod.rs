@@ -32,9 +32,11 @@ mod hash;
 mod hll;
 mod info;
 mod introspection;
+mod keys;
 mod list;
 mod list_blocking;
 mod monitoring;
+mod scan;
 mod scripting;
 mod server_cmds;
 mod set;
@@ -91,6 +93,18 @@ pub const FAMILIES: &[Family] = &[
     Family {
         group: Group::Server,
         commands: introspection::COMMANDS,
+    },
+    Family {
+        group: Group::Generic,
+        commands: introspection::OBJECT_COMMANDS,
+    },
+    Family {
+        group: Group::Generic,
+        commands: keys::COMMANDS,
+    },
+    Family {
+        group: Group::Generic,
+        commands: scan::COMMANDS,
     },
     Family {
         group: Group::String,

@@ -35,7 +35,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::commands::Args;
-use crate::keyspace::{ExpireCycleStats, Keyspace};
+use crate::keyspace::{Access, ExpireCycleStats, Keyspace};
+use crate::lru::{Clock, Policy};
 use crate::reply::{errors, Reply};
 pub use client::{Client, ClientId, ClientKind, ConnectInfo};
 use table::{flags, CommandSpec, Found, Handler};
@@ -122,6 +123,18 @@ pub struct Server {
     shutdown_requested: bool,
     run_id: String,
     unblock_requests: Vec<(ClientId, bool)>,
+    /// What the running command's lookups do (clock, eviction policy, NO-TOUCH,
+    /// whether reads count): handed to every database it reaches.
+    access: Access,
+    /// `maxmemory-policy` as the keyspace needs it, re-read after admin commands.
+    policy: Policy,
+    /// A database other than the selected one was reached (MOVE, COPY DB,
+    /// SWAPDB): its counters are collected after the command.
+    other_db_reached: bool,
+    /// The Unix time at `started`, so a command's clock needs no system call.
+    started_unix_ms: i64,
+    /// The number the last command got ([`Access::command`]).
+    last_command: u32,
 }
 
 pub use crate::scripting::busy::{BusyHandler, BusyState, BusyVerdict};
@@ -166,7 +179,13 @@ impl Server {
             shutdown_requested: false,
             run_id: String::new(),
             unblock_requests: Vec::new(),
+            access: Access::default(),
+            policy: Policy::Lru,
+            other_db_reached: false,
+            started_unix_ms: crate::keyspace::now_ms(),
+            last_command: 0,
         };
+        server.refresh_policy();
         {
             use rand::Rng;
             let mut seed_rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
@@ -266,6 +285,7 @@ impl Server {
             std::mem::swap(&mut self.keyspace, &mut self.dbs[self.current_db]);
             std::mem::swap(&mut self.keyspace, &mut self.dbs[db]);
             self.current_db = db;
+            self.keyspace.set_access(self.access);
         }
     }
 
@@ -287,8 +307,86 @@ impl Server {
         if db == self.current_db {
             &mut self.keyspace
         } else {
-            &mut self.dbs[db]
+            self.other_db_reached = true;
+            let ks = &mut self.dbs[db];
+            ks.set_access(self.access);
+            ks
         }
+    }
+
+    /// SWAPDB: databases `a` and `b` trade their data; clients stay where they
+    /// are, and so do the watched keys (they belong to the database number).
+    /// A watched key that exists in either database counts as modified, unless
+    /// it only exists on the side it comes from as an already expired key
+    /// (`touchAllWatchedKeysInDb(db1, db2)` both ways).
+    pub(crate) fn swap_dbs(&mut self, a: usize, b: usize) {
+        if a == b || a >= DATABASES || b >= DATABASES {
+            return;
+        }
+        let now = crate::keyspace::now_ms();
+        for (emptied, replaced) in [(a, b), (b, a)] {
+            let touched: Vec<Vec<u8>> = self
+                .db(emptied)
+                .watches
+                .watched_keys()
+                .into_iter()
+                .filter(|key| {
+                    let here = self.db(emptied).exists_physically(key);
+                    let there = self.db(replaced).exists_physically(key);
+                    here || (there && !self.db(replaced).is_expired(key, now))
+                })
+                .collect();
+            let watches = &mut self.db_mut(emptied).watches;
+            for key in touched {
+                watches.touch(&key);
+            }
+        }
+        let cur = self.current_db;
+        std::mem::swap(&mut self.keyspace, &mut self.dbs[cur]);
+        self.dbs.swap(a, b);
+        let (lo, hi) = (a.min(b), a.max(b));
+        let (left, right) = self.dbs.split_at_mut(hi);
+        std::mem::swap(&mut left[lo].watches, &mut right[0].watches);
+        std::mem::swap(&mut self.keyspace, &mut self.dbs[cur]);
+        self.keyspace.set_access(self.access);
+        self.other_db_reached = true;
+    }
+
+    /// Re-reads `maxmemory-policy` (and the LFU tuning) into the form lookups use.
+    fn refresh_policy(&mut self) {
+        let get = |name: &str| self.config.others.get(name).map_or("", |v| v.as_str());
+        self.policy = Policy::from_config(
+            get("maxmemory-policy"),
+            get("lfu-log-factor"),
+            get("lfu-decay-time"),
+        );
+    }
+
+    /// The eviction policy lookups follow (OBJECT FREQ and IDLETIME check it).
+    pub fn eviction_policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// The LRU/LFU clocks of the running command (`LRU_CLOCK()`).
+    pub fn lru_clock(&self) -> Clock {
+        self.access.clock
+    }
+
+    /// Moves the hits, misses and lazily expired keys the databases counted
+    /// into the server's statistics.
+    fn collect_keyspace_counters(&mut self) {
+        let mut all = self.keyspace.take_counters();
+        if std::mem::take(&mut self.other_db_reached) {
+            for ks in &mut self.dbs {
+                let c = ks.take_counters();
+                all.hits += c.hits;
+                all.misses += c.misses;
+                all.expired += c.expired;
+            }
+        }
+        self.stats.keyspace_hits += all.hits;
+        self.stats.keyspace_misses += all.misses;
+        self.stats.expired_keys += all.expired;
     }
 
     // ----- running commands -----
@@ -410,12 +508,26 @@ impl Server {
         fullname: &str,
         argv: &[Vec<u8>],
     ) -> Reply {
-        self.switch_db(client.db);
+        let started = Instant::now();
         let writes = spec.has(flags::WRITE);
+        let now_ms = self.started_unix_ms
+            + started.saturating_duration_since(self.started).as_millis() as i64;
+        let outer = self.access;
+        self.access = Access {
+            clock: Clock::at_unix_ms(now_ms),
+            policy: self.policy,
+            // TOUCH touches even for a CLIENT NO-TOUCH client.
+            no_touch: client.no_touch && spec.name != "touch",
+            count_reads: !writes,
+            // Never 0, which means "no command" to the keyspace.
+            command: self.last_command.checked_add(1).unwrap_or(1),
+        };
+        self.last_command = self.access.command;
+        self.keyspace.set_access(self.access);
+        self.switch_db(client.db);
         if writes {
             self.keyspace.watches.begin_write();
         }
-        let started = Instant::now();
         let args = Args::new(argv);
         let outcome = catch_unwind(AssertUnwindSafe(|| match spec.handler {
             Handler::Server(f) => f(self, &args),
@@ -432,6 +544,13 @@ impl Server {
             self.db_mut(client.db).watches.end_write();
             self.keyspace.watches.end_write();
         }
+        self.collect_keyspace_counters();
+        if spec.has(flags::ADMIN) {
+            // CONFIG SET may have changed maxmemory-policy.
+            self.refresh_policy();
+        }
+        self.access = outer;
+        self.keyspace.set_access(outer);
         let (reply, failed) = match outcome {
             Ok(Ok(reply)) => (reply, false),
             Ok(Err(error)) => (error, true),
@@ -603,6 +722,7 @@ impl Server {
             total.expired += stats.expired;
         }
         self.stats.expired_keys += total.expired as u64;
+        self.stats.expired_keys_active += total.expired as u64;
         total
     }
 

@@ -81,6 +81,8 @@ pub struct Stats {
     pub total_connections: u64,
     pub rejected_connections: u64,
     pub expired_keys: u64,
+    /// The part of `expired_keys` the active expire cycle deleted.
+    pub expired_keys_active: u64,
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
     pub pubsub_messages: u64,

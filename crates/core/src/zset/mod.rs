@@ -490,6 +490,44 @@ impl Zset {
     }
 }
 
+// ----- ZSCAN and COPY (the keyspace commands' accessors) -----
+
+impl Zset {
+    /// ZSCAN over a skiplist-encoded set: one `dictScan` step of its dict,
+    /// emitting the members and scores of the buckets the cursor names; the
+    /// next cursor (0 at the end). `None` for a listpack, which ZSCAN returns
+    /// whole, in [`Zset::iter`] order, with cursor 0.
+    pub fn scan_table(&self, cursor: u64, mut emit: impl FnMut(&[u8], f64)) -> Option<u64> {
+        match self.encoding {
+            Encoding::Skiplist => Some(self.scores.scan(cursor, |m, &s| emit(m, s))),
+            Encoding::Listpack => None,
+        }
+    }
+
+    /// `zsetDup` (COPY): a listpack is copied as is; a skiplist set gets a new
+    /// dict presized to its length and is filled from the greatest element to
+    /// the smallest, as Redis does.
+    pub fn dup(&self) -> Zset {
+        let mut copy = Zset::new();
+        copy.encoding = self.encoding;
+        if self.encoding == Encoding::Skiplist {
+            copy.scores.expand(self.len());
+        }
+        let items: Vec<(f64, &[u8])> = self.order.iter().collect();
+        let backwards = self.encoding == Encoding::Skiplist;
+        let mut add = |score: f64, member: &[u8]| {
+            copy.order.insert(score, member.to_vec());
+            copy.scores.add(member.to_vec(), score);
+        };
+        if backwards {
+            items.iter().rev().for_each(|&(s, m)| add(s, m));
+        } else {
+            items.iter().for_each(|&(s, m)| add(s, m));
+        }
+        copy
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
