@@ -23,9 +23,11 @@ pub const COMMANDS: &[CommandSpec] = &[
         ),
     CommandSpec::new("flushall", -1, flush)
         .flags(WRITE)
+        .acl(&["@keyspace", "@dangerous"])
         .doc("1.0.0", "Deletes every key of every database.", "[ASYNC | SYNC]"),
     CommandSpec::new("flushdb", -1, flush)
         .flags(WRITE)
+        .acl(&["@keyspace", "@dangerous"])
         .doc(
             "1.0.0",
             "Deletes every key of the selected database.",

@@ -51,6 +51,7 @@ pub const COMMANDS: &[CommandSpec] = &[
         ),
     CommandSpec::new("swapdb", 3, swapdb)
         .flags(WRITE | FAST)
+        .acl(&["@keyspace", "@dangerous"])
         .doc(
             "4.0.0",
             "Exchanges the contents of two databases; connected clients see the change at once.",
@@ -63,11 +64,14 @@ pub const COMMANDS: &[CommandSpec] = &[
             "Picks a live key of the selected database at random.",
             "",
         ),
-    CommandSpec::new("keys", 2, keys).flags(READONLY).doc(
-        "1.0.0",
-        "Lists every live key matching a glob-style pattern, in one blocking walk.",
-        "pattern",
-    ),
+    CommandSpec::new("keys", 2, keys)
+        .flags(READONLY)
+        .acl(&["@keyspace", "@dangerous"])
+        .doc(
+            "1.0.0",
+            "Lists every live key matching a glob-style pattern, in one blocking walk.",
+            "pattern",
+        ),
     CommandSpec::new("touch", -2, touch)
         .flags(READONLY | FAST)
         .keys(1, -1, 1)

@@ -21,7 +21,7 @@ pub const COMMANDS: &[CommandSpec] = &[
         .flags(READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLE_KEYS),
     CommandSpec::legacy("evalsha_ro", -3, evalsha_ro)
         .flags(READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MOVABLE_KEYS),
-    CommandSpec::legacy("script", -2, script),
+    CommandSpec::legacy("script", -2, script).acl(&[]),
 ];
 
 const NOSCRIPT_ERROR: &str = "NOSCRIPT No matching script. Please use EVAL.";

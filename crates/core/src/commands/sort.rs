@@ -46,6 +46,7 @@ use crate::strings::{StringValue, SHARED_INTEGERS};
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::client("sort", -2, sort)
         .flags(WRITE | DENYOOM | MOVABLE_KEYS)
+        .acl(&["@set", "@sortedset", "@list", "@dangerous"])
         .keys(1, 1, 1)
         .doc(
             "1.0.0",
@@ -54,6 +55,7 @@ pub const COMMANDS: &[CommandSpec] = &[
         ),
     CommandSpec::client("sort_ro", -2, sort_ro)
         .flags(READONLY | MOVABLE_KEYS)
+        .acl(&["@set", "@sortedset", "@list", "@dangerous"])
         .keys(1, 1, 1)
         .doc(
             "7.0.0",

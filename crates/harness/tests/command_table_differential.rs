@@ -1,0 +1,172 @@
+//! The core's command table beside Redis 8.6.3's: for every command (and
+//! subcommand) the core implements, COMMAND INFO must give the same arity,
+//! flags, key positions and ACL categories as the real server. A row with a
+//! wrong `write` flag would let a WATCHed key change unnoticed; a wrong arity
+//! would answer a different error; wrong key positions break COMMAND GETKEYS.
+//! Commands the core adds (INCREX, from Redis 8.8) are listed, not compared.
+
+use std::collections::BTreeSet;
+
+use redislab_core::Server;
+use redislab_harness::testing::{redis_for_test, RawRedis};
+
+/// A COMMAND INFO entry, read from either server.
+#[derive(Debug, PartialEq)]
+struct Info {
+    arity: i64,
+    flags: BTreeSet<String>,
+    keys: (i64, i64, i64),
+    categories: BTreeSet<String>,
+    subcommands: BTreeSet<String>,
+}
+
+/// Minimal RESP2 reader for COMMAND INFO replies.
+#[derive(Debug)]
+enum V {
+    Str(String),
+    Int(i64),
+    Arr(Vec<V>),
+    Nil,
+}
+
+fn parse(bytes: &[u8], at: &mut usize) -> V {
+    let end = bytes[*at..]
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .expect("a line")
+        + *at;
+    let kind = bytes[*at];
+    let body = String::from_utf8_lossy(&bytes[*at + 1..end]).into_owned();
+    *at = end + 2;
+    match kind {
+        b'+' | b'-' => V::Str(body),
+        b':' => V::Int(body.parse().unwrap()),
+        b'$' => {
+            let n: i64 = body.parse().unwrap();
+            if n < 0 {
+                return V::Nil;
+            }
+            let s = String::from_utf8_lossy(&bytes[*at..*at + n as usize]).into_owned();
+            *at += n as usize + 2;
+            V::Str(s)
+        }
+        b'*' => {
+            let n: i64 = body.parse().unwrap();
+            if n < 0 {
+                return V::Nil;
+            }
+            V::Arr((0..n).map(|_| parse(bytes, at)).collect())
+        }
+        other => panic!("unexpected {}", other as char),
+    }
+}
+
+fn strings(v: &V) -> BTreeSet<String> {
+    match v {
+        V::Arr(items) => items
+            .iter()
+            .filter_map(|i| match i {
+                V::Str(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => BTreeSet::new(),
+    }
+}
+
+fn info_of(v: &V) -> Option<(String, Info)> {
+    let V::Arr(f) = v else { return None };
+    let (V::Str(name), V::Int(arity), V::Int(first), V::Int(last), V::Int(step)) =
+        (&f[0], &f[1], &f[3], &f[4], &f[5])
+    else {
+        return None;
+    };
+    let subcommands = match f.get(9) {
+        Some(V::Arr(subs)) => subs
+            .iter()
+            .filter_map(|s| match s {
+                V::Arr(sf) => match &sf[0] {
+                    V::Str(n) => Some(n.clone()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect(),
+        _ => BTreeSet::new(),
+    };
+    Some((
+        name.clone(),
+        Info {
+            arity: *arity,
+            flags: strings(&f[2]),
+            keys: (*first, *last, *step),
+            categories: strings(&f[6]),
+            subcommands,
+        },
+    ))
+}
+
+fn argv(parts: &[&str]) -> Vec<Vec<u8>> {
+    parts.iter().map(|s| s.as_bytes().to_vec()).collect()
+}
+
+#[test]
+fn every_command_row_matches_redis_command_info() {
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let mut redis = RawRedis::connect(server.port).unwrap();
+    let mut core = Server::new();
+    let names: Vec<String> = Server::command_names().map(|s| s.to_string()).collect();
+    let mut compared = 0;
+    let mut core_only = Vec::new();
+    let mut mismatches = Vec::new();
+    for name in &names {
+        let mut full = vec![name.clone()];
+        // Subcommands are compared too, by their full names.
+        let core_bytes = core.run(&argv(&["COMMAND", "INFO", name])).to_resp2();
+        let core_v = parse(&core_bytes, &mut 0);
+        let V::Arr(entries) = &core_v else { panic!() };
+        let Some((_, core_info)) = info_of(&entries[0]) else {
+            panic!("core has no COMMAND INFO for {name}")
+        };
+        full.extend(core_info.subcommands.iter().cloned());
+        for cmd in full {
+            let r = redis.call(&argv(&["COMMAND", "INFO", &cmd])).unwrap();
+            let V::Arr(re) = parse(&r, &mut 0) else {
+                panic!()
+            };
+            let Some((_, redis_info)) = info_of(&re[0]) else {
+                core_only.push(cmd);
+                continue;
+            };
+            let c = core.run(&argv(&["COMMAND", "INFO", &cmd])).to_resp2();
+            let V::Arr(ce) = parse(&c, &mut 0) else {
+                panic!()
+            };
+            let (_, core_info) = info_of(&ce[0]).expect("core info");
+            // The core may implement fewer subcommands than Redis has.
+            let redis_cmp = Info {
+                subcommands: BTreeSet::new(),
+                ..redis_info
+            };
+            let core_cmp = Info {
+                subcommands: BTreeSet::new(),
+                ..core_info
+            };
+            if redis_cmp != core_cmp {
+                mismatches.push(format!("{cmd}: core {core_cmp:?}\n    redis {redis_cmp:?}"));
+            }
+            compared += 1;
+        }
+    }
+    eprintln!(
+        "{compared} commands and subcommands compared with Redis's COMMAND INFO; core only: {core_only:?}"
+    );
+    assert!(
+        mismatches.is_empty(),
+        "{} rows differ from Redis:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
+}
