@@ -230,7 +230,7 @@ fn cpu(f: &mut Fields) {
 }
 
 fn commandstats(s: &Server, f: &mut Fields) {
-    for (cmd, st) in &s.stats.commands {
+    for (cmd, st) in s.stats.commands_sorted() {
         let per = if st.calls == 0 {
             0.0
         } else {
@@ -249,7 +249,7 @@ fn commandstats(s: &Server, f: &mut Fields) {
 /// p50/p99/p99.9 per command, from the power-of-two histogram (each figure is
 /// the upper bound of the bucket the percentile falls in).
 fn latencystats(s: &Server, f: &mut Fields) {
-    for (cmd, st) in &s.stats.commands {
+    for (cmd, st) in s.stats.commands_sorted() {
         if st.calls == 0 {
             continue;
         }

@@ -235,8 +235,8 @@ fn latency_histogram(s: &mut Server, a: &Args) -> CmdResult {
         .map(|i| String::from_utf8_lossy(a.bytes(i)).to_ascii_lowercase())
         .collect();
     let mut out = Vec::new();
-    for (name, st) in &s.stats.commands {
-        if st.calls == 0 || (!wanted.is_empty() && !wanted.contains(name)) {
+    for (name, st) in s.stats.commands_sorted() {
+        if st.calls == 0 || (!wanted.is_empty() && !wanted.iter().any(|w| w == name)) {
             continue;
         }
         let mut cumulative = 0;

@@ -118,7 +118,7 @@ pub struct Client {
     pub created: Instant,
     pub last_interaction: Instant,
     /// Full name of the last command (`client|list`), for CLIENT LIST's `cmd=`.
-    pub last_command: String,
+    pub last_command: &'static str,
     pub multi: Option<MultiState>,
     pub watched: Vec<Watched>,
     /// A WATCHed key changed: EXEC must fail (Redis's CLIENT_DIRTY_CAS).
@@ -155,7 +155,7 @@ impl Client {
             lib_ver: None,
             created: now,
             last_interaction: now,
-            last_command: "NULL".into(),
+            last_command: "NULL",
             multi: None,
             watched: Vec::new(),
             watch_dirty: false,

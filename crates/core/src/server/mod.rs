@@ -460,14 +460,14 @@ impl Server {
                 return self.reject(client, None, e);
             }
         };
-        client.last_command = fullname.clone();
+        client.last_command = fullname;
         if !spec.arity_ok(argv.len()) {
-            let e = Reply::error(errors::arity(&fullname));
-            return self.reject(client, Some(&fullname), e);
+            let e = Reply::error(errors::arity(fullname));
+            return self.reject(client, Some(fullname), e);
         }
         if client.multi.is_some() && spec.has(flags::NO_MULTI) {
             let e = Reply::error("ERR Command not allowed inside a transaction");
-            return self.reject(client, Some(&fullname), e);
+            return self.reject(client, Some(fullname), e);
         }
         if client.in_pubsub_mode()
             && client.protocol == crate::reply::Protocol::Resp2
@@ -476,19 +476,24 @@ impl Server {
             let e = Reply::error(format!(
                 "ERR Can't execute '{fullname}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
             ));
-            return self.reject(client, Some(&fullname), e);
+            return self.reject(client, Some(fullname), e);
         }
         if client.multi.is_some() && !spec.has(flags::TX_CONTROL) {
             return multi::queue(client, spec, argv);
         }
         self.switch_db(client.db);
-        self.call_in(client, spec, &fullname, argv)
+        self.call_in(client, spec, fullname, argv)
     }
 
     /// `rejectCommand`: the error goes to the client, the error statistics count
     /// it, a MULTI in progress becomes dirty, and a known command's
     /// `rejected_calls` grows.
-    fn reject(&mut self, client: &mut Client, fullname: Option<&str>, error: Reply) -> Reply {
+    fn reject(
+        &mut self,
+        client: &mut Client,
+        fullname: Option<&'static str>,
+        error: Reply,
+    ) -> Reply {
         if let Some(m) = client.multi.as_mut() {
             m.dirty = true;
         }
@@ -505,7 +510,7 @@ impl Server {
         &mut self,
         client: &mut Client,
         spec: &'static CommandSpec,
-        fullname: &str,
+        fullname: &'static str,
         argv: &[Vec<u8>],
     ) -> Reply {
         let started = Instant::now();
@@ -593,7 +598,7 @@ impl Server {
         &mut self,
         client: &mut Client,
         spec: &'static CommandSpec,
-        fullname: &str,
+        fullname: &'static str,
         argv: &[Vec<u8>],
     ) -> Reply {
         self.nesting += 1;
@@ -658,8 +663,8 @@ impl Server {
             return;
         };
         client.blocked = false;
-        let name = client.last_command.clone();
-        self.stats.command(&name).calls += 1;
+        let name = client.last_command;
+        self.stats.command(name).calls += 1;
         self.stats.total_commands += 1;
     }
 

@@ -9,7 +9,7 @@
 //! newest first, at most `slowlog-max-len` of them, with at most 32 arguments
 //! of at most 128 bytes each (Redis's `SLOWLOG_ENTRY_MAX_ARGC/STRING`).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
 
 use super::client::Client;
@@ -73,8 +73,8 @@ const SLOWLOG_MAX_STRING: usize = 128;
 
 #[derive(Debug, Default)]
 pub struct Stats {
-    /// By full command name (`config|get`), sorted as INFO lists them.
-    pub commands: BTreeMap<String, CommandStat>,
+    /// By full command name (`config|get`); INFO sorts them.
+    pub commands: HashMap<&'static str, CommandStat>,
     /// By error code (`ERR`, `WRONGTYPE`, ...).
     pub errors: BTreeMap<String, u64>,
     pub total_commands: u64,
@@ -96,12 +96,15 @@ pub struct Stats {
 }
 
 impl Stats {
-    pub fn command(&mut self, fullname: &str) -> &mut CommandStat {
-        if !self.commands.contains_key(fullname) {
-            self.commands
-                .insert(fullname.to_string(), CommandStat::default());
-        }
-        self.commands.get_mut(fullname).expect("just inserted")
+    pub fn command(&mut self, fullname: &'static str) -> &mut CommandStat {
+        self.commands.entry(fullname).or_default()
+    }
+
+    /// The commands that ran, by name, as INFO and LATENCY list them.
+    pub fn commands_sorted(&self) -> Vec<(&'static str, &CommandStat)> {
+        let mut v: Vec<_> = self.commands.iter().map(|(k, v)| (*k, v)).collect();
+        v.sort_by_key(|(k, _)| *k);
+        v
     }
 
     /// Counts an error reply under its code (the first word, as `afterErrorReply`).

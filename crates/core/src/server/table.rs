@@ -404,10 +404,34 @@ pub fn all() -> Vec<&'static CommandSpec> {
     v
 }
 
+/// The full names of subcommands (`config|get`), made once.
+fn subcommand_names() -> &'static HashMap<(&'static str, &'static str), &'static str> {
+    static NAMES: OnceLock<HashMap<(&'static str, &'static str), &'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        let mut map = HashMap::new();
+        for spec in index().values() {
+            for sub in spec.subcommands {
+                let full: &'static str =
+                    Box::leak(format!("{}|{}", spec.name, sub.name).into_boxed_str());
+                map.insert((spec.name, sub.name), full);
+            }
+        }
+        map
+    })
+}
+
+/// The full name of `sub`, a subcommand of `container` (`config|get`).
+pub fn full_name(container: &CommandSpec, sub: &CommandSpec) -> &'static str {
+    subcommand_names()
+        .get(&(container.name, sub.name))
+        .copied()
+        .unwrap_or("unknown")
+}
+
 /// What looking `argv` up found.
 pub enum Found {
     /// A command or a subcommand, with its full name (`config|get`).
-    Command(&'static CommandSpec, String),
+    Command(&'static CommandSpec, &'static str),
     /// No such command.
     Unknown,
     /// A container command with an unknown subcommand.
@@ -420,10 +444,10 @@ pub fn resolve(argv: &[Vec<u8>]) -> Found {
         return Found::Unknown;
     };
     if !spec.is_container() || argv.len() < 2 {
-        return Found::Command(spec, spec.name.to_string());
+        return Found::Command(spec, spec.name);
     }
     match spec.subcommand(&argv[1]) {
-        Some(sub) => Found::Command(sub, format!("{}|{}", spec.name, sub.name)),
+        Some(sub) => Found::Command(sub, full_name(spec, sub)),
         None => Found::UnknownSubcommand(spec),
     }
 }
