@@ -85,6 +85,10 @@ pub struct Keyspace {
     cursor: usize,
     /// Versions of WATCHed keys (see [`crate::watch`]).
     pub watches: Watches,
+    /// Hashes with field TTLs, for their active expiry (see
+    /// [`crate::hash::subexpires`]): a hash stored under a key is registered with
+    /// the time it carries, a deleted key is forgotten.
+    pub subexpires: crate::hash::subexpires::Subexpires,
 }
 
 /// What one active expire cycle did.
@@ -112,6 +116,9 @@ impl Keyspace {
     fn delete(&mut self, key: &[u8]) -> bool {
         self.watches.note(key);
         self.forget_ttl(key);
+        if !self.subexpires.is_empty() {
+            self.subexpires.set(key, None);
+        }
         self.entries.remove(key).is_some()
     }
 
@@ -199,10 +206,20 @@ impl Keyspace {
         self.entries.get_mut(key).map(|e| &mut e.value)
     }
 
+    /// [`Keyspace::get_mut`] without telling WATCH: for a command that may leave
+    /// the value as it was (a removal of absent members, a lookup's rehash step)
+    /// and says so itself, with `watches.note(key)`, only when it changed it, as
+    /// Redis calls `signalModifiedKey` only then.
+    pub fn get_mut_quiet(&mut self, key: &[u8]) -> Option<&mut Value> {
+        self.expire_if_due(key);
+        self.entries.get_mut(key).map(|e| &mut e.value)
+    }
+
     /// Stores a new value with no expiry, replacing whatever was there.
     pub fn insert(&mut self, key: &[u8], value: Value) {
         self.watches.note(key);
         self.forget_ttl(key);
+        self.register_subexpires(key, &value);
         self.entries.insert(
             key.to_vec(),
             Entry {
@@ -220,6 +237,7 @@ impl Keyspace {
         self.expire_if_due(key);
         self.watches.note(key);
         let long_key = key.len() >= KEY_LEN_WITH_EXPIRE_SLOT;
+        self.register_subexpires(key, &value);
         match self.entries.get_mut(key) {
             None => self.insert(key, value),
             Some(e) => {
@@ -232,6 +250,18 @@ impl Keyspace {
                 e.value = value;
                 self.put_deadline(key, expiry);
             }
+        }
+    }
+
+    /// A hash with field TTLs is registered for their active expiry under its new
+    /// key; anything else under `key` is not.
+    fn register_subexpires(&mut self, key: &[u8], value: &Value) {
+        let at = match value {
+            Value::Hash(h) => h.subexpire_time(),
+            _ => None,
+        };
+        if at.is_some() || !self.subexpires.is_empty() {
+            self.subexpires.set(key, at);
         }
     }
 
@@ -295,6 +325,7 @@ impl Keyspace {
 
     pub fn clear(&mut self) {
         self.watches.touch_all();
+        self.subexpires.clear();
         self.entries.clear();
         self.volatile.clear();
         self.volatile_pos.clear();

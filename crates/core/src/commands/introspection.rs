@@ -46,11 +46,9 @@ pub fn memory(s: &mut Server, a: &Args) -> Reply {
         Some(Value::Set(set)) => {
             Reply::Integer((memory::key_object_size(key.len(), slot) + set.alloc_size()) as i64)
         }
-        // Said plainly rather than guessed: no model of a hash's allocations yet.
-        Some(other) => Reply::error(format!(
-            "ERR the core does not model MEMORY USAGE for {} values",
-            other.type_name()
-        )),
+        Some(Value::Hash(h)) => Reply::Integer(
+            (memory::key_object_size(key.len(), slot) + memory::hash_alloc_size(h)) as i64,
+        ),
     }
 }
 

@@ -537,6 +537,14 @@ impl Server {
                 break;
             }
             let ks = self.db_mut(db);
+            // Hash fields first, as Redis interleaves them (`activeSubexpiresCycle`).
+            if !ks.subexpires.is_empty() {
+                crate::hash::subexpires::active_expire(
+                    ks,
+                    now,
+                    crate::hash::subexpires::FIELDS_PER_CYCLE,
+                );
+            }
             if ks.volatile_len() == 0 {
                 continue;
             }
