@@ -707,7 +707,7 @@ fn union_diff(s: &mut Server, keys: &[Vec<u8>], store: bool, op: Op) -> Result<S
                 .collect();
             if one <= two {
                 // Algorithm 1: the largest sets first, to find members sooner.
-                others.sort_by(|x, y| y.1.cmp(&x.1));
+                others.sort_by_key(|x| std::cmp::Reverse(x.1));
                 'members: for m in members_of(s, &keys[0]) {
                     for (key, _) in &others {
                         if lookup_mut(s, key)?.is_some_and(|set| set.contains(&m)) {

@@ -87,6 +87,10 @@ impl Limits {
     }
 }
 
+/// What a conversion to a dict takes out of a listpack: (field, value, TTL)
+/// triples, whether they came with TTLs, and the registration.
+type Drained = (Vec<(Vec<u8>, Vec<u8>, u64)>, bool, Option<u64>);
+
 /// A field of a listpackex hash.
 #[derive(Clone, Debug)]
 struct LpField {
@@ -316,23 +320,22 @@ impl Hash {
     /// length, filled in listpack order; a listpackex keeps its TTLs and its
     /// registration.
     fn convert(&mut self) {
-        let (items, hfe, registered): (Vec<(Vec<u8>, Vec<u8>, u64)>, bool, Option<u64>) =
-            match &mut self.repr {
-                Repr::Listpack(pairs) => (
-                    pairs.drain(..).map(|(f, v)| (f, v, 0)).collect(),
-                    false,
-                    None,
-                ),
-                Repr::ListpackEx { fields, registered } => (
-                    fields
-                        .drain(..)
-                        .map(|f| (f.field, f.value, f.ttl))
-                        .collect(),
-                    true,
-                    *registered,
-                ),
-                Repr::Table { .. } => return,
-            };
+        let (items, hfe, registered): Drained = match &mut self.repr {
+            Repr::Listpack(pairs) => (
+                pairs.drain(..).map(|(f, v)| (f, v, 0)).collect(),
+                false,
+                None,
+            ),
+            Repr::ListpackEx { fields, registered } => (
+                fields
+                    .drain(..)
+                    .map(|f| (f.field, f.value, f.ttl))
+                    .collect(),
+                true,
+                *registered,
+            ),
+            Repr::Table { .. } => return,
+        };
         let mut dict = Dict::new();
         dict.expand(items.len());
         let mut alloc = 0;
@@ -359,7 +362,7 @@ impl Hash {
 
     /// `hashTypeConvertListpack(.., OBJ_ENCODING_LISTPACK_EX)`: a TTL of 0 after
     /// every pair.
-    fn to_listpack_ex(&mut self) {
+    fn convert_to_listpack_ex(&mut self) {
         if let Repr::Listpack(pairs) = &mut self.repr {
             let fields = pairs
                 .drain(..)
@@ -631,7 +634,7 @@ impl Hash {
     /// expiration metadata.
     pub fn begin_expire(&mut self, cond: ExpireCond) -> ExpireBatch {
         match &mut self.repr {
-            Repr::Listpack(_) => self.to_listpack_ex(),
+            Repr::Listpack(_) => self.convert_to_listpack_ex(),
             Repr::Table { hfe, .. } => *hfe = true,
             Repr::ListpackEx { .. } => {}
         }
