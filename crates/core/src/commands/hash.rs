@@ -279,8 +279,17 @@ fn settle(s: &mut Server, key: &[u8]) {
 /// A lookup that deleted an expired field (lazy expiry) modified the key, for
 /// WATCH, and deletes the hash if it was the last field.
 fn after_lazy_expiry(s: &mut Server, key: &[u8]) {
-    s.keyspace.watches.expired(key);
+    expired_fields(s, key, 1);
     settle(s, key);
+}
+
+/// `n` fields of the hash at `key` were deleted because their TTL passed: the
+/// key counts as modified (WATCH), INFO's `expired_subkeys` counts them.
+fn expired_fields(s: &mut Server, key: &[u8], n: usize) {
+    if n > 0 {
+        s.keyspace.watches.expired(key);
+        s.stats.expired_subkeys += n as u64;
+    }
 }
 
 /// Looks `field` up with lazy expiry: the value if present and alive.
@@ -349,7 +358,7 @@ pub fn hsetnx(s: &mut Server, a: &Args) -> CmdResult {
 /// fields is replaced by a new, empty one (Redis deletes it and adds another,
 /// so the key's TTL goes too).
 fn expired_then_recreate(s: &mut Server, key: &[u8]) {
-    s.keyspace.watches.expired(key);
+    expired_fields(s, key, 1);
     if matches!(s.keyspace.peek(key), Some(Value::Hash(h)) if h.is_empty()) {
         s.keyspace.insert(key, Value::Hash(Hash::new()));
     }
@@ -369,7 +378,7 @@ pub fn hmget(s: &mut Server, a: &Args) -> CmdResult {
     let now = now();
     peek(s, key)?;
     let mut out = Vec::with_capacity(a.len() - 2);
-    let mut expired = false;
+    let mut expired = 0;
     for i in 2..a.len() {
         let Some(hash) = lookup(s, key)? else {
             out.push(Reply::Nil);
@@ -379,7 +388,7 @@ pub fn hmget(s: &mut Server, a: &Args) -> CmdResult {
             Lookup::Found(v) => out.push(Reply::bulk(v)),
             Lookup::Missing => out.push(Reply::Nil),
             Lookup::Expired => {
-                expired = true;
+                expired += 1;
                 out.push(Reply::Nil);
                 if hash.is_empty() {
                     s.keyspace.remove(key);
@@ -387,8 +396,8 @@ pub fn hmget(s: &mut Server, a: &Args) -> CmdResult {
             }
         }
     }
-    if expired {
-        s.keyspace.watches.expired(key);
+    if expired > 0 {
+        expired_fields(s, key, expired);
         settle(s, key);
     }
     Ok(Reply::Array(out))
@@ -572,8 +581,9 @@ pub fn hrandfield(s: &mut Server, a: &Args) -> CmdResult {
     let Some(hash) = lookup(s, key)? else {
         return Ok(missing);
     };
-    if hash.expire_all_due(now) > 0 {
-        s.keyspace.watches.expired(key);
+    let gone = hash.expire_all_due(now);
+    if gone > 0 {
+        expired_fields(s, key, gone);
         settle(s, key);
         if peek(s, key)?.is_none() {
             return Ok(missing);
@@ -788,15 +798,17 @@ fn hexpire_generic(s: &mut Server, a: &Args, unit: Unit, relative: bool, name: &
     }
     let hash = lookup(s, key)?.expect("looked up above");
     let mut batch = hash.begin_expire(cond);
-    let mut changed = false;
+    let (mut changed, mut deleted) = (false, 0);
     let codes: Vec<Reply> = (first..first + n)
         .map(|j| {
             let res = hash.set_expire(a.bytes(j), Some(at), &mut batch, now);
             changed |= matches!(res, SetExpire::Set | SetExpire::Deleted);
+            deleted += usize::from(res == SetExpire::Deleted);
             Reply::Integer(res as i64)
         })
         .collect();
     hash.end_expire(&batch);
+    s.stats.expired_subkeys += deleted as u64;
     if changed {
         touched(s, key);
     }
@@ -904,7 +916,7 @@ pub fn hgetdel(s: &mut Server, a: &Args) -> CmdResult {
     }
     let hash = lookup(s, key)?.expect("looked up above");
     let had_ttls = hash.has_field_ttls();
-    let (mut changed, mut expired) = (false, false);
+    let (mut changed, mut expired) = (false, 0);
     let values = fields
         .map(|j| match hash.lookup(a.bytes(j), now, false) {
             Lookup::Found(v) => {
@@ -915,18 +927,16 @@ pub fn hgetdel(s: &mut Server, a: &Args) -> CmdResult {
             }
             Lookup::Missing => Reply::Nil,
             Lookup::Expired => {
-                expired = true;
+                expired += 1;
                 Reply::Nil
             }
         })
         .collect();
-    if changed || expired {
+    if changed || expired > 0 {
         if !hash.is_empty() {
             hash.forget_registration_if_no_ttls(had_ttls);
         }
-        if expired {
-            s.keyspace.watches.expired(key);
-        }
+        expired_fields(s, key, expired);
         touched(s, key);
         settle(s, key);
     }
@@ -1050,7 +1060,7 @@ pub fn hgetex(s: &mut Server, a: &Args) -> CmdResult {
     let hash = lookup(s, key)?.expect("looked up above");
     let changes_ttl = o.at.is_some() || o.persist;
     let mut batch = changes_ttl.then(|| hash.begin_expire(ExpireCond::None));
-    let (mut expired, mut changed) = (false, false);
+    let (mut expired, mut changed, mut deleted) = (0, false, 0);
     let mut values = Vec::with_capacity(o.fields);
     for j in o.first_field..o.first_field + o.fields {
         let field = a.bytes(j);
@@ -1061,11 +1071,12 @@ pub fn hgetex(s: &mut Server, a: &Args) -> CmdResult {
                     let at = if o.persist { None } else { o.at };
                     let res = hash.set_expire(field, at, batch, now);
                     changed |= matches!(res, SetExpire::Set | SetExpire::Deleted);
+                    deleted += usize::from(res == SetExpire::Deleted);
                 }
             }
             Lookup::Missing => values.push(Reply::Nil),
             Lookup::Expired => {
-                expired = true;
+                expired += 1;
                 values.push(Reply::Nil);
             }
         }
@@ -1073,9 +1084,8 @@ pub fn hgetex(s: &mut Server, a: &Args) -> CmdResult {
     if let Some(batch) = &batch {
         hash.end_expire(batch);
     }
-    if expired {
-        s.keyspace.watches.expired(key);
-    }
+    expired_fields(s, key, expired);
+    s.stats.expired_subkeys += deleted as u64;
     if changed {
         touched(s, key);
     }
@@ -1105,7 +1115,7 @@ pub fn hsetex(s: &mut Server, a: &Args) -> CmdResult {
             )
         })
         .collect();
-    let mut expired = false;
+    let mut expired = 0;
     if o.fxx || o.fnx {
         let mut found = 0;
         for (field, _) in &pairs {
@@ -1113,7 +1123,7 @@ pub fn hsetex(s: &mut Server, a: &Args) -> CmdResult {
                 Lookup::Found(_) => true,
                 Lookup::Missing => false,
                 Lookup::Expired => {
-                    expired = true;
+                    expired += 1;
                     false
                 }
             };
@@ -1123,9 +1133,7 @@ pub fn hsetex(s: &mut Server, a: &Args) -> CmdResult {
             }
         }
         if (o.fnx && found != 0) || (o.fxx && found != pairs.len()) {
-            if expired {
-                s.keyspace.watches.expired(key);
-            }
+            expired_fields(s, key, expired);
             settle(s, key);
             return Ok(Reply::Integer(0));
         }
@@ -1133,18 +1141,18 @@ pub fn hsetex(s: &mut Server, a: &Args) -> CmdResult {
     let args: Vec<&[u8]> = pairs.iter().flat_map(|(f, v)| [*f, *v]).collect();
     hash.prepare_for(&args, &limits);
     let mut batch = o.at.map(|_| hash.begin_expire(ExpireCond::None));
+    let mut deleted = 0;
     for (field, value) in &pairs {
         hash.set(field, value, o.at.is_some() || o.keepttl, &limits);
         if let Some(batch) = batch.as_mut() {
-            hash.set_expire(field, o.at, batch, now);
+            deleted += usize::from(hash.set_expire(field, o.at, batch, now) == SetExpire::Deleted);
         }
     }
     if let Some(batch) = &batch {
         hash.end_expire(batch);
     }
-    if expired {
-        s.keyspace.watches.expired(key);
-    }
+    expired_fields(s, key, expired);
+    s.stats.expired_subkeys += deleted as u64;
     touched(s, key);
     settle(s, key);
     Ok(Reply::Integer(1))

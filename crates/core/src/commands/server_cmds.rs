@@ -254,6 +254,11 @@ fn section(s: &Server, name: &str) -> String {
             );
             field("total_commands_processed", st.total_commands.to_string());
             field("rejected_connections", st.rejected_connections.to_string());
+            field("expired_subkeys", st.expired_subkeys.to_string());
+            field(
+                "expired_subkeys_active",
+                st.expired_subkeys_active.to_string(),
+            );
             field("expired_keys", st.expired_keys.to_string());
             field("keyspace_hits", st.keyspace_hits.to_string());
             field("keyspace_misses", st.keyspace_misses.to_string());
@@ -295,9 +300,10 @@ fn section(s: &Server, name: &str) -> String {
                     field(
                         &format!("db{db}"),
                         format!(
-                            "keys={},expires={},avg_ttl=0,subexpiry=0",
+                            "keys={},expires={},avg_ttl=0,subexpiry={}",
                             ks.len(),
-                            ks.volatile_len()
+                            ks.volatile_len(),
+                            ks.subexpires.len()
                         ),
                     );
                 }
