@@ -437,6 +437,33 @@ impl Set {
         }
     }
 
+    /// `setTypeDup` (COPY): an intset or a listpack is copied as it is; a dict is
+    /// rebuilt, presized, member by member in iteration order.
+    pub fn dup(&self) -> Set {
+        let repr = match &self.repr {
+            Repr::Intset { values, width } => Repr::Intset {
+                values: values.clone(),
+                width: *width,
+            },
+            Repr::Listpack(items) => Repr::Listpack(items.clone()),
+            Repr::Table { dict, .. } => {
+                let mut copy = Dict::new();
+                copy.expand(dict.len());
+                let mut sds_bytes = 0;
+                for (m, _) in dict.iter() {
+                    if copy.insert(m.to_vec(), ()).is_none() {
+                        sds_bytes += member_sds(m);
+                    }
+                }
+                Repr::Table {
+                    dict: copy,
+                    sds_bytes,
+                }
+            }
+        };
+        Set { repr }
+    }
+
     /// `setTypeAllocSize`: the value's bytes as MEMORY USAGE counts them.
     pub fn alloc_size(&self) -> usize {
         match &self.repr {
@@ -514,6 +541,21 @@ mod tests {
         assert_eq!(small.encoding_name(), "hashtable");
         assert!(small.remove(b"a"));
         assert!(!small.contains(b"a"));
+    }
+
+    #[test]
+    fn a_copy_keeps_encoding_and_size() {
+        let mut s = Set::create(b"x", 200, &L);
+        for i in 0..200 {
+            s.add(format!("m{i}").as_bytes(), &L);
+        }
+        let copy = s.dup();
+        assert_eq!(copy.encoding_name(), "hashtable");
+        assert_eq!(copy.len(), 200);
+        assert_eq!(copy.alloc_size(), s.alloc_size());
+        let mut small = Set::create(b"1", 1, &L);
+        small.add(b"7", &L);
+        assert_eq!(small.dup().members(), [b"7".to_vec()]);
     }
 
     #[test]

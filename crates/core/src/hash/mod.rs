@@ -843,6 +843,49 @@ impl Hash {
         n
     }
 
+    /// `hashTypeDup` (COPY): a listpack is copied as it is; a dict is rebuilt,
+    /// presized, field by field in iteration order with fresh entries (a field
+    /// whose TTL was cleared loses its unused ExpireMeta). The copy carries the
+    /// time the original is registered with, for the caller to register it.
+    pub fn dup(&self) -> Hash {
+        let repr = match &self.repr {
+            Repr::Listpack(pairs) => Repr::Listpack(pairs.clone()),
+            Repr::ListpackEx { fields, registered } => Repr::ListpackEx {
+                fields: fields.clone(),
+                registered: *registered,
+            },
+            Repr::Table {
+                dict,
+                hfe,
+                registered,
+                ..
+            } => {
+                let mut copy = Dict::new();
+                copy.expand(dict.len());
+                let mut alloc = 0;
+                for (field, e) in dict.iter() {
+                    let layout = Layout::new(field.len(), &e.value, e.expire.is_some());
+                    alloc += layout.mem_usage(field.len());
+                    copy.add(
+                        field.to_vec(),
+                        Entry {
+                            value: e.value.clone(),
+                            layout,
+                            expire: e.expire,
+                        },
+                    );
+                }
+                Repr::Table {
+                    dict: copy,
+                    alloc,
+                    hfe: *hfe,
+                    registered: *registered,
+                }
+            }
+        };
+        Hash { repr }
+    }
+
     // ----- memory --------------------------------------------------------------
 
     /// `hashTypeAllocSize`: the value's bytes as MEMORY USAGE counts them.
@@ -964,6 +1007,28 @@ mod tests {
         assert_eq!(h.len(), 2);
         assert_eq!(h.expire_fields(10_000, 10), 1);
         assert_eq!(h.subexpire_time(), None);
+    }
+
+    #[test]
+    fn a_copy_rebuilds_a_dict_with_fresh_entries() {
+        let small = Limits {
+            entries: 0,
+            value: 64,
+        };
+        let mut h = Hash::new();
+        h.set(b"f", b"v", false, &small);
+        h.set(b"g", b"w", false, &small);
+        let mut batch = h.begin_expire(ExpireCond::None);
+        h.set_expire(b"f", Some(10_000), &mut batch, 0);
+        h.set_expire(b"g", Some(20_000), &mut batch, 0);
+        h.end_expire(&batch);
+        assert_eq!(h.persist(b"g", 0), 1);
+        let copy = h.dup();
+        assert_eq!(copy.encoding_name(), "hashtable");
+        assert_eq!(copy.subexpire_time(), Some(10_000));
+        // g's unused ExpireMeta (and its 8-bit field header) is not copied.
+        assert_eq!(copy.alloc_size(), h.alloc_size() - 18);
+        assert_eq!(copy.len(), 2);
     }
 
     #[test]

@@ -193,6 +193,22 @@ impl Zset {
         self.encoding
     }
 
+    /// `zsetDup` (COPY): the same encoding; a skiplist's dict is presized and the
+    /// elements are inserted from the greatest down (new nodes draw new levels).
+    pub fn dup(&self) -> Zset {
+        let mut z = Zset::new();
+        z.encoding = self.encoding;
+        if self.encoding == Encoding::Skiplist {
+            z.scores.expand(self.len());
+        }
+        let items: Vec<(f64, Vec<u8>)> = self.order.iter().map(|(s, m)| (s, m.to_vec())).collect();
+        for (score, member) in items.into_iter().rev() {
+            z.order.insert(score, member.clone());
+            z.scores.add(member, score);
+        }
+        z
+    }
+
     /// The value actually kept: a listpack stores integral scores as integers, so
     /// negative zero comes back as zero.
     fn stored(&self, score: f64) -> f64 {
@@ -562,6 +578,25 @@ mod tests {
         entries: MAX_LISTPACK_ENTRIES,
         value: MAX_LISTPACK_VALUE,
     };
+
+    #[test]
+    fn a_copy_has_the_same_members_and_encoding() {
+        let skip = Limits {
+            entries: 0,
+            value: 64,
+        };
+        let mut z = Zset::with_hint(3, 1, &skip);
+        for (s, m) in [(1.0, "a"), (2.0, "b"), (2.0, "c")] {
+            z.add(s, m.as_bytes(), AddFlags::default(), &skip);
+        }
+        let copy = z.dup();
+        assert_eq!(copy.encoding(), Encoding::Skiplist);
+        assert_eq!(
+            members(copy.range_by_rank(0, 2, false)),
+            ["a 1", "b 2", "c 2"]
+        );
+        assert_eq!(copy.score(b"c"), Some(2.0));
+    }
 
     #[test]
     fn flags_follow_zadd_rules() {
