@@ -549,3 +549,53 @@ fn set_replies_in_resp3_through_the_listener() {
     let sent = run_set_rounds(&mut redis, &mut core, 21, 6, 100);
     eprintln!("{sent} set commands (RESP3, through the listener), identical replies");
 }
+
+/// A write that changes nothing (SREM/ZREM/HDEL of absent members, SADD of
+/// present ones, ZADD XX of a new member, HEXPIRE whose condition fails, ...)
+/// leaves a WATCH alone; one that changes something aborts the EXEC. Redis and
+/// the core (through its listener, two clients each) must agree on every one.
+#[test]
+fn writes_that_change_nothing_leave_watch_alone() {
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let listener = redislab_listener::CoreListener::start(0).expect("core listener");
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["SADD", "k", "a", "b"], &["SREM", "k", "zz"]),
+        (&["SADD", "k", "a", "b"], &["SADD", "k", "a"]),
+        (&["SADD", "k", "a", "b"], &["SADD", "k", "c"]),
+        (&["SADD", "k", "a", "b"], &["SMOVE", "k", "other", "zz"]),
+        (&["SADD", "k", "a", "b"], &["SMOVE", "k", "other", "a"]),
+        (&["SADD", "k", "a", "b"], &["SPOP", "k", "0"]),
+        (&["ZADD", "k", "1", "a"], &["ZREM", "k", "zz"]),
+        (&["ZADD", "k", "1", "a"], &["ZADD", "k", "XX", "1", "new"]),
+        (&["ZADD", "k", "1", "a"], &["ZADD", "k", "1", "a"]),
+        (&["ZADD", "k", "1", "a"], &["ZADD", "k", "2", "a"]),
+        (&["ZADD", "k", "1", "a"], &["ZREMRANGEBYSCORE", "k", "5", "9"]),
+        (&["ZADD", "k", "1", "a"], &["ZREMRANGEBYRANK", "k", "0", "0"]),
+        (&["HSET", "k", "f", "1"], &["HDEL", "k", "zz"]),
+        (&["HSET", "k", "f", "1"], &["HSET", "k", "f", "1"]),
+        (&["HSET", "k", "f", "1"], &["HINCRBY", "k", "zz", "x"]),
+        (&["HSET", "k", "f", "x"], &["HINCRBY", "k", "f", "1"]),
+        (&["HSET", "k", "f", "1"], &["HSETNX", "k", "f", "2"]),
+        (&["HSET", "k", "f", "1"], &["HEXPIRE", "k", "100", "XX", "FIELDS", "1", "f"]),
+        (&["HSET", "k", "f", "1"], &["HEXPIRE", "k", "100", "FIELDS", "1", "f"]),
+        (&["HSET", "k", "f", "1"], &["HPERSIST", "k", "FIELDS", "1", "f"]),
+        (&["HSET", "k", "f", "1"], &["HGETDEL", "k", "FIELDS", "1", "zz"]),
+    ];
+    for (setup, probe) in cases {
+        let mut answers = Vec::new();
+        for port in [server.port, listener.port()] {
+            let mut watcher = RawRedis::connect(port).unwrap();
+            let mut other = RawRedis::connect(port).unwrap();
+            other.call(&words(&["FLUSHALL"])).unwrap();
+            other.call(&words(setup)).unwrap();
+            watcher.call(&words(&["WATCH", "k"])).unwrap();
+            other.call(&words(probe)).unwrap();
+            watcher.call(&words(&["MULTI"])).unwrap();
+            watcher.call(&words(&["PING"])).unwrap();
+            answers.push(text(&watcher.call(&words(&["EXEC"])).unwrap()));
+        }
+        assert_eq!(answers[0], answers[1], "after {setup:?}, {probe:?}");
+    }
+}

@@ -565,3 +565,48 @@ fn command_info_of_the_type_families_matches_redis() {
     }
     eprintln!("{} commands: COMMAND INFO agrees", names.len());
 }
+
+/// A blocked BZMPOP (and BZPOPMIN) is served by a ZADD from another client,
+/// through the listener as on Redis: the same reply bytes, in both protocols.
+#[test]
+fn blocked_pops_are_served_by_a_later_zadd() {
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let listener = redislab_listener::CoreListener::start(0).expect("core listener");
+    for (port, who) in [(server.port, "redis"), (listener.port(), "core")] {
+        let _ = who;
+        for hello in ["2", "3"] {
+            let mut waiting = RawRedis::connect(port).unwrap();
+            let mut writer = RawRedis::connect(port).unwrap();
+            waiting.call(&words(&["HELLO", hello])).unwrap();
+            writer.call(&words(&["DEL", "q1", "q2"])).unwrap();
+            let blocked = std::thread::spawn(move || {
+                let a = waiting
+                    .call(&words(&["BZMPOP", "2", "2", "q1", "q2", "MAX", "COUNT", "5"]))
+                    .unwrap();
+                let b = waiting.call(&words(&["BZPOPMIN", "q1", "q2", "2"])).unwrap();
+                (a, b)
+            });
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            writer
+                .call(&words(&["ZADD", "q2", "1", "a", "2", "b", "3", "c"]))
+                .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            writer.call(&words(&["ZADD", "q1", "7", "z"])).unwrap();
+            let (a, b) = blocked.join().unwrap();
+            let expected_a: &[u8] = if hello == "2" {
+                b"*2\r\n$2\r\nq2\r\n*3\r\n*2\r\n$1\r\nc\r\n$1\r\n3\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n"
+            } else {
+                b"*2\r\n$2\r\nq2\r\n*3\r\n*2\r\n$1\r\nc\r\n,3\r\n*2\r\n$1\r\nb\r\n,2\r\n*2\r\n$1\r\na\r\n,1\r\n"
+            };
+            let expected_b: &[u8] = if hello == "2" {
+                b"*3\r\n$2\r\nq1\r\n$1\r\nz\r\n$1\r\n7\r\n"
+            } else {
+                b"*3\r\n$2\r\nq1\r\n$1\r\nz\r\n,7\r\n"
+            };
+            assert_eq!(text(&a), text(expected_a), "{who} RESP{hello}");
+            assert_eq!(text(&b), text(expected_b), "{who} RESP{hello}");
+        }
+    }
+}
