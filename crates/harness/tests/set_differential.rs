@@ -571,17 +571,35 @@ fn writes_that_change_nothing_leave_watch_alone() {
         (&["ZADD", "k", "1", "a"], &["ZADD", "k", "XX", "1", "new"]),
         (&["ZADD", "k", "1", "a"], &["ZADD", "k", "1", "a"]),
         (&["ZADD", "k", "1", "a"], &["ZADD", "k", "2", "a"]),
-        (&["ZADD", "k", "1", "a"], &["ZREMRANGEBYSCORE", "k", "5", "9"]),
-        (&["ZADD", "k", "1", "a"], &["ZREMRANGEBYRANK", "k", "0", "0"]),
+        (
+            &["ZADD", "k", "1", "a"],
+            &["ZREMRANGEBYSCORE", "k", "5", "9"],
+        ),
+        (
+            &["ZADD", "k", "1", "a"],
+            &["ZREMRANGEBYRANK", "k", "0", "0"],
+        ),
         (&["HSET", "k", "f", "1"], &["HDEL", "k", "zz"]),
         (&["HSET", "k", "f", "1"], &["HSET", "k", "f", "1"]),
         (&["HSET", "k", "f", "1"], &["HINCRBY", "k", "zz", "x"]),
         (&["HSET", "k", "f", "x"], &["HINCRBY", "k", "f", "1"]),
         (&["HSET", "k", "f", "1"], &["HSETNX", "k", "f", "2"]),
-        (&["HSET", "k", "f", "1"], &["HEXPIRE", "k", "100", "XX", "FIELDS", "1", "f"]),
-        (&["HSET", "k", "f", "1"], &["HEXPIRE", "k", "100", "FIELDS", "1", "f"]),
-        (&["HSET", "k", "f", "1"], &["HPERSIST", "k", "FIELDS", "1", "f"]),
-        (&["HSET", "k", "f", "1"], &["HGETDEL", "k", "FIELDS", "1", "zz"]),
+        (
+            &["HSET", "k", "f", "1"],
+            &["HEXPIRE", "k", "100", "XX", "FIELDS", "1", "f"],
+        ),
+        (
+            &["HSET", "k", "f", "1"],
+            &["HEXPIRE", "k", "100", "FIELDS", "1", "f"],
+        ),
+        (
+            &["HSET", "k", "f", "1"],
+            &["HPERSIST", "k", "FIELDS", "1", "f"],
+        ),
+        (
+            &["HSET", "k", "f", "1"],
+            &["HGETDEL", "k", "FIELDS", "1", "zz"],
+        ),
     ];
     for (setup, probe) in cases {
         let mut answers = Vec::new();

@@ -583,9 +583,13 @@ fn blocked_pops_are_served_by_a_later_zadd() {
             writer.call(&words(&["DEL", "q1", "q2"])).unwrap();
             let blocked = std::thread::spawn(move || {
                 let a = waiting
-                    .call(&words(&["BZMPOP", "2", "2", "q1", "q2", "MAX", "COUNT", "5"]))
+                    .call(&words(&[
+                        "BZMPOP", "2", "2", "q1", "q2", "MAX", "COUNT", "5",
+                    ]))
                     .unwrap();
-                let b = waiting.call(&words(&["BZPOPMIN", "q1", "q2", "2"])).unwrap();
+                let b = waiting
+                    .call(&words(&["BZPOPMIN", "q1", "q2", "2"]))
+                    .unwrap();
                 (a, b)
             });
             std::thread::sleep(std::time::Duration::from_millis(100));
