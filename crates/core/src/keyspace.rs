@@ -210,6 +210,10 @@ pub struct Keyspace {
     counters: Counters,
     /// `rand()` for the LFU counter.
     lfu_rng: u64,
+    /// Hashes with field TTLs, for their active expiry (see
+    /// [`crate::hash::subexpires`]): a hash stored under a key is registered with
+    /// the time it carries, a deleted key is forgotten.
+    pub subexpires: crate::hash::subexpires::Subexpires,
 }
 
 impl Default for Keyspace {
@@ -224,6 +228,7 @@ impl Default for Keyspace {
             access: Access::default(),
             counters: Counters::default(),
             lfu_rng: 0x9e37_79b9_7f4a_7c15,
+            subexpires: Default::default(),
         }
     }
 }
@@ -419,6 +424,19 @@ impl Keyspace {
         Some(&mut self.entries.value_at_mut(at).value)
     }
 
+    /// [`Keyspace::get_mut`] without telling WATCH: for a command that may leave
+    /// the value as it was (a removal of absent members, a lookup's rehash step)
+    /// and says so itself, with `watches.note(key)`, only when it changed it, as
+    /// Redis calls `signalModifiedKey` only then.
+    pub fn get_mut_quiet(&mut self, key: &[u8]) -> Option<&mut Value> {
+        let found = self.live(key);
+        let counted = self.access.count_reads;
+        self.count(counted, found.is_some());
+        let at = found?;
+        self.touch_write(at);
+        Some(&mut self.entries.value_at_mut(at).value)
+    }
+
     /// Whether `key` names a live key (a key past its deadline is deleted
     /// first). Not an access: no LRU/LFU change, no hit or miss.
     pub fn contains(&mut self, key: &[u8]) -> bool {
@@ -453,6 +471,7 @@ impl Keyspace {
     /// Stores a new value with no expiry, replacing whatever was there.
     pub fn insert(&mut self, key: &[u8], value: Value) {
         self.watches.note(key);
+        self.register_subexpires(key, &value);
         let lru = lru::initial(self.access.policy, self.access.clock);
         let entry = Entry {
             value,
@@ -492,6 +511,7 @@ impl Keyspace {
             return;
         };
         self.watches.note(key);
+        self.register_subexpires(key, &value);
         self.touch_write(at);
         let long_key = key.len() >= KEY_LEN_WITH_EXPIRE_SLOT;
         let e = self.entries.value_at_mut(at);
@@ -503,6 +523,18 @@ impl Keyspace {
         };
         e.value = value;
         self.put_deadline(key, Some(at), expiry);
+    }
+
+    /// A hash with field TTLs is registered for their active expiry under its new
+    /// key; anything else under `key` is not.
+    fn register_subexpires(&mut self, key: &[u8], value: &Value) {
+        let at = match value {
+            Value::Hash(h) => h.subexpire_time(),
+            _ => None,
+        };
+        if at.is_some() || !self.subexpires.is_empty() {
+            self.subexpires.set(key, at);
+        }
     }
 
     /// The one place an entry's deadline changes: the entry and the active
@@ -541,6 +573,9 @@ impl Keyspace {
                 if old.expires_at_ms.is_some() {
                     self.forget_ttl(key);
                 }
+                if !self.subexpires.is_empty() {
+                    self.subexpires.set(key, None);
+                }
                 true
             }
             None => false,
@@ -565,6 +600,9 @@ impl Keyspace {
         self.watches.note(key);
         if old.expires_at_ms.is_some() {
             self.forget_ttl(key);
+        }
+        if !self.subexpires.is_empty() {
+            self.subexpires.set(key, None);
         }
         Some((old.value, old.expires_at_ms))
     }
@@ -625,6 +663,7 @@ impl Keyspace {
         self.watches
             .touch_where(|key| entries.peek_entry(key).is_some());
         self.entries.clear();
+        self.subexpires.clear();
         self.volatile.clear();
         self.volatile_pos.clear();
         self.cursor = 0;

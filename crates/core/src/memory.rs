@@ -1,4 +1,5 @@
-//! What `MEMORY USAGE` answers for a sorted set on Redis 8.6 built with jemalloc.
+//! What `MEMORY USAGE` answers for a sorted set or a hash on Redis 8.6 built with
+//! jemalloc (sets count themselves in [`crate::set`]).
 //!
 //! Redis 8.6 no longer estimates a sorted set by sampling: `kvobjComputeSize`
 //! (src/object.c) returns `kvobjAllocSize`, which adds the allocation holding the
@@ -34,6 +35,14 @@
 //! Node levels are random in Redis (libc `random()` seeded from the clock), so
 //! two servers given the same commands can disagree on a skiplist's size; the
 //! core counts its own nodes' levels, which follow the same distribution.
+//!
+//! A hash (`hashTypeAllocSize`) is counted like a sorted set's listpack when it
+//! is one (fields and values alternate); a listpackex adds its 24-byte header and
+//! a TTL entry per field; a hashtable is `sizeof(dict)` + 24 bytes per field + 8
+//! per bucket + the exact `entryMemUsage` of every field (see
+//! [`crate::hash::entry`]). All of it is deterministic, so the core's answer for
+//! a hash is Redis's (given the same bucket counts, which the core's dict
+//! reproduces).
 
 use crate::num::double_to_i64_exact;
 use crate::zset::skiplist::ZSKIPLIST_MAXLEVEL;
@@ -217,6 +226,11 @@ pub fn zset_alloc_size(z: &Zset) -> usize {
     }
 }
 
+/// `hashTypeAllocSize`: a hash's value, without the key object.
+pub fn hash_alloc_size(h: &crate::hash::Hash) -> usize {
+    h.alloc_size()
+}
+
 /// What `MEMORY USAGE key [SAMPLES samples]` returns for a sorted set stored
 /// under `key` without an expiry. `samples` is accepted for the command's
 /// sake: Redis 8.6 counts a sorted set exactly, whatever it says.
@@ -228,7 +242,7 @@ pub fn zset_memory_usage(key: &[u8], z: &Zset, samples: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zset::AddFlags;
+    use crate::zset::{AddFlags, Limits};
 
     #[test]
     fn jemalloc_classes_with_an_8_byte_quantum() {
@@ -285,15 +299,15 @@ mod tests {
     #[test]
     fn one_small_member_is_a_36_byte_listpack_key() {
         let mut z = Zset::new();
-        z.add(1.0, b"a", AddFlags::default());
+        z.add(1.0, b"a", AddFlags::default(), &Limits::default());
         // Key object: 16 + 1 + 3 = 20 -> 24; listpack: 6 + 3 + 2 + 1 = 12.
         assert_eq!(zset_memory_usage(b"k", &z, 5), 36);
     }
 
     #[test]
     fn a_65_byte_member_makes_a_skiplist_of_known_size() {
-        let mut z = Zset::with_hint(1, 65);
-        z.add(1.0, &[b'm'; 65], AddFlags::default());
+        let mut z = Zset::with_hint(1, 65, &Limits::default());
+        z.add(1.0, &[b'm'; 65], AddFlags::default(), &Limits::default());
         let level = z.skiplist().node_levels()[0];
         assert_eq!(z.dict_buckets(), 4);
         let node = skiplist_node_size(level, 65);

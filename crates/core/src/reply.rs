@@ -49,6 +49,11 @@ pub enum Reply {
     Map(Vec<(Reply, Reply)>),
     /// An unordered collection: `~<n>` in RESP3, an array in RESP2.
     Set(Vec<Reply>),
+    /// Ordered pairs (member and score, field and value): an array of 2-element
+    /// arrays in RESP3, one flat array of 2n items in RESP2 (ZRANGE WITHSCORES,
+    /// HRANDFIELD WITHVALUES, ZPOPMIN with a count: Redis writes
+    /// `addReplyArrayLen(c, 2)` before each pair only for RESP3 clients).
+    Pairs(Vec<(Reply, Reply)>),
     /// `#t`/`#f` in RESP3, `:1`/`:0` in RESP2.
     Bool(bool),
     /// `(<digits>` in RESP3, a bulk string in RESP2.
@@ -128,6 +133,20 @@ impl Reply {
                 for (k, v) in pairs {
                     k.encode(out, protocol);
                     v.encode(out, protocol);
+                }
+            }
+            Reply::Pairs(pairs) => {
+                if resp3 {
+                    header(out, b'*', pairs.len() as i64);
+                } else {
+                    header(out, b'*', 2 * pairs.len() as i64);
+                }
+                for (a, b) in pairs {
+                    if resp3 {
+                        header(out, b'*', 2);
+                    }
+                    a.encode(out, protocol);
+                    b.encode(out, protocol);
                 }
             }
             Reply::Set(items) | Reply::Push(items) => {
@@ -246,6 +265,10 @@ mod tests {
             "*2\r\n$1\r\na\r\n:1\r\n"
         );
         assert_eq!(e(Reply::Set(vec![Reply::bulk("x")])), "*1\r\n$1\r\nx\r\n");
+        assert_eq!(
+            e(Reply::Pairs(vec![(Reply::bulk("m"), Reply::Double(1.5))])),
+            "*2\r\n$1\r\nm\r\n$3\r\n1.5\r\n"
+        );
         assert_eq!(e(Reply::Bool(true)), ":1\r\n");
         assert_eq!(e(Reply::BigNumber("12".into())), "$2\r\n12\r\n");
         assert_eq!(e(Reply::Verbatim("hi".into())), "$2\r\nhi\r\n");
@@ -264,6 +287,10 @@ mod tests {
             "%1\r\n$1\r\na\r\n:1\r\n"
         );
         assert_eq!(e(Reply::Set(vec![Reply::bulk("x")])), "~1\r\n$1\r\nx\r\n");
+        assert_eq!(
+            e(Reply::Pairs(vec![(Reply::bulk("m"), Reply::Double(1.5))])),
+            "*1\r\n*2\r\n$1\r\nm\r\n,1.5\r\n"
+        );
         assert_eq!(e(Reply::Bool(false)), "#f\r\n");
         assert_eq!(e(Reply::BigNumber("12".into())), "(12\r\n");
         assert_eq!(e(Reply::Verbatim("hi".into())), "=6\r\ntxt:hi\r\n");

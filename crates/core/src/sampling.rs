@@ -1,11 +1,33 @@
-//! The random sampling helpers behind ZRANDMEMBER and HRANDFIELD with a count, as
-//! Redis draws on a listpack (`lpRandomPairs`, `lpRandomPairsUnique`) and on a
-//! copied array (`HRANDFIELD`'s "discard until count remain" strategy).
+//! The random sampling helpers behind ZRANDMEMBER, HRANDFIELD, SRANDMEMBER and
+//! SPOP with a count, as Redis draws on a listpack (`lpRandomPairs`,
+//! `lpRandomEntries`: independent uniform picks; `lpRandomPairsUnique`,
+//! `lpNextRandom`: selection sampling in listpack order) and on a copied array
+//! (HRANDFIELD's "discard until count remain" strategy).
 //!
 //! Redis uses libc's `rand()` here: a 31-bit number. The core draws the same shape
-//! of number from its own seeded generator.
+//! of number from its own seeded generator, so the draws follow Redis's
+//! distributions but not its sequence.
+//!
+//! A negative count asks for that many draws with repeats. Redis writes them to
+//! the client as it makes them, however many there are (a count of -2^63+1 runs
+//! until memory runs out). The core builds each reply whole, so it refuses more
+//! than [`MAX_DRAWS`] draws with Redis's `value is out of range` error instead.
 
 use rand::RngCore;
+
+use crate::reply::Reply;
+
+/// The most draws with repeats one command may ask for (2^24): about a gigabyte
+/// of reply in the core, 100+ MB on the wire.
+pub const MAX_DRAWS: u64 = 1 << 24;
+
+/// Refuses a count whose draws the core cannot hold (see the module docs).
+pub fn check_draws(count: i64) -> Result<(), Reply> {
+    if count < 0 && count.unsigned_abs() > MAX_DRAWS {
+        return Err(Reply::error("ERR value is out of range"));
+    }
+    Ok(())
+}
 
 /// libc `RAND_MAX` on Linux.
 const RAND_MAX: u32 = 0x7fff_ffff;

@@ -1,28 +1,44 @@
 //! The set type (src/t_set.c), in the three encodings Redis 8.6 keeps it in.
 //!
 //! * **intset** while every member reads as a 64-bit integer (`string2ll`) and
-//!   there are at most 512 (`set-max-intset-entries`): a sorted array whose
-//!   element width (2, 4 or 8 bytes) grows with the largest magnitude and never
-//!   shrinks; its size is 8 bytes of header + width × length;
-//! * **listpack** for up to 128 members of at most 64 bytes
-//!   (`set-max-listpack-entries`, `set-max-listpack-value`), in insertion order;
-//!   its size is `lpBytes`;
+//!   there are at most `set-max-intset-entries` (512; never more than 2^30): a
+//!   sorted array whose element width (2, 4 or 8 bytes) grows with the largest
+//!   magnitude and never shrinks; its size is 8 bytes of header + width × length;
+//! * **listpack** for up to `set-max-listpack-entries` (128) members of at most
+//!   `set-max-listpack-value` (64) bytes, in insertion order; its size is
+//!   `lpBytes`;
 //! * **hashtable**: a [`Dict`] of members without values; its size is the dict
 //!   struct, a 24-byte entry per member, 8 bytes per bucket, and the SDS
 //!   allocation of every member, which Redis keeps as the dict's metadata.
+//!
+//! The thresholds are read from the config at each write ([`Limits`]), as Redis
+//! reads `server.set_max_*`: a changed threshold converts a set on its next write.
 //!
 //! Conversions happen where Redis makes them: SADD on a new key picks the
 //! encoding from its first member and the number of members given
 //! (`setTypeCreate`), and converts an existing small set up front when that
 //! number is over a limit (`setTypeMaybeConvert`, presizing the dict); a
-//! non-integer member turns an intset into a listpack if it still fits, else into
-//! a dict; the 129th member or a long one turns a listpack into a dict presized
-//! for one more member. Nothing converts back when members are removed.
+//! non-integer member turns an intset into a listpack if it still fits (the
+//! member, and the digits of the intset's smallest and largest values, within
+//! the value limit), else into a dict; the member past the listpack limits turns
+//! a listpack into a dict presized for one more member. Nothing converts back
+//! when members are removed; only the sets SINTERSTORE and SPOP build afresh
+//! start small again.
+//!
+//! Random access follows `setTypeRandomElement`: an intset or listpack picks a
+//! uniform index (`rand() % size`), a dict makes Redis's biased fair draw.
+//! Membership through [`Set::contains`] makes a rehash step on a dict, as
+//! `dictFind` does; [`Set::has`] reads without one (for commands that hold
+//! several values at once).
+
+use rand::RngCore;
 
 use crate::dict::Dict;
 use crate::memory::{listpack_entry_bytes, DICT_BUCKET_SIZE, DICT_ENTRY_SIZE, DICT_SIZE};
 use crate::num::parse_i64;
+use crate::sampling;
 use crate::sds::Sds;
+use crate::zset::clamp_usize;
 
 /// `set-max-intset-entries`.
 pub const MAX_INTSET_ENTRIES: usize = 512;
@@ -34,6 +50,41 @@ pub const MAX_LISTPACK_VALUE: usize = 64;
 const INTSET_HEADER: usize = 8;
 /// `LP_HDR_SIZE` + the end byte.
 const LISTPACK_OVERHEAD: usize = 6 + 1;
+/// `intsetMaxEntries`: an intset never holds more than 2^30 members.
+const INTSET_HARD_MAX: usize = 1 << 30;
+
+/// The thresholds in force for one write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub intset_entries: usize,
+    pub listpack_entries: usize,
+    pub listpack_value: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            intset_entries: MAX_INTSET_ENTRIES,
+            listpack_entries: MAX_LISTPACK_ENTRIES,
+            listpack_value: MAX_LISTPACK_VALUE,
+        }
+    }
+}
+
+impl Limits {
+    pub fn from_config(c: &crate::server::config::Config) -> Limits {
+        Limits {
+            intset_entries: clamp_usize(c.set_max_intset_entries),
+            listpack_entries: clamp_usize(c.set_max_listpack_entries),
+            listpack_value: clamp_usize(c.set_max_listpack_value),
+        }
+    }
+
+    /// `intsetMaxEntries`.
+    fn intset_max(&self) -> usize {
+        self.intset_entries.min(INTSET_HARD_MAX)
+    }
+}
 
 #[derive(Debug)]
 enum Repr {
@@ -66,6 +117,17 @@ fn int_width(v: i64) -> usize {
     }
 }
 
+/// `sdigits10`: the characters of `v` printed, sign included.
+fn digits(v: i64) -> usize {
+    let mut n = v.unsigned_abs();
+    let mut len = 1 + usize::from(v < 0);
+    while n >= 10 {
+        n /= 10;
+        len += 1;
+    }
+    len
+}
+
 /// `sdsAllocSize` of a member copied into the dict (`sdsnewlen` / `sdsdup`).
 fn member_sds(member: &[u8]) -> usize {
     Sds::new(member).alloc_size()
@@ -73,13 +135,13 @@ fn member_sds(member: &[u8]) -> usize {
 
 impl Set {
     /// `setTypeCreate(first, size_hint)`.
-    pub fn create(first: &[u8], size_hint: usize) -> Set {
-        let repr = if parse_i64(first).is_some() && size_hint <= MAX_INTSET_ENTRIES {
+    pub fn create(first: &[u8], size_hint: usize, limits: &Limits) -> Set {
+        let repr = if parse_i64(first).is_some() && size_hint <= limits.intset_entries {
             Repr::Intset {
                 values: Vec::new(),
                 width: 2,
             }
-        } else if size_hint <= MAX_LISTPACK_ENTRIES {
+        } else if size_hint <= limits.listpack_entries {
             Repr::Listpack(Vec::new())
         } else {
             let mut dict = Dict::new();
@@ -90,18 +152,28 @@ impl Set {
     }
 
     /// An empty listpack set (`createSetListpackObject`).
-    fn listpack() -> Set {
+    pub fn listpack() -> Set {
         Set {
             repr: Repr::Listpack(Vec::new()),
         }
     }
 
     /// An empty intset (`createIntsetObject`).
-    fn intset() -> Set {
+    pub fn intset() -> Set {
         Set {
             repr: Repr::Intset {
                 values: Vec::new(),
                 width: 2,
+            },
+        }
+    }
+
+    /// An empty hashtable set (`createSetObject`), not presized.
+    pub fn table() -> Set {
+        Set {
+            repr: Repr::Table {
+                dict: Dict::new(),
+                sds_bytes: 0,
             },
         }
     }
@@ -113,6 +185,14 @@ impl Set {
             Repr::Listpack(_) => "listpack",
             Repr::Table { .. } => "hashtable",
         }
+    }
+
+    pub fn is_intset(&self) -> bool {
+        matches!(self.repr, Repr::Intset { .. })
+    }
+
+    pub fn is_listpack(&self) -> bool {
+        matches!(self.repr, Repr::Listpack(_))
     }
 
     pub fn len(&self) -> usize {
@@ -137,10 +217,10 @@ impl Set {
     }
 
     /// `setTypeMaybeConvert`: SADD of `size_hint` members to an existing set.
-    pub fn maybe_convert(&mut self, size_hint: usize) {
+    pub fn maybe_convert(&mut self, size_hint: usize, limits: &Limits) {
         let over = match self.repr {
-            Repr::Listpack(_) => size_hint > MAX_LISTPACK_ENTRIES,
-            Repr::Intset { .. } => size_hint > MAX_INTSET_ENTRIES,
+            Repr::Listpack(_) => size_hint > limits.listpack_entries,
+            Repr::Intset { .. } => size_hint > limits.intset_entries,
             Repr::Table { .. } => false,
         };
         if over {
@@ -159,6 +239,15 @@ impl Set {
         }
     }
 
+    /// The member at a position of the iteration order.
+    fn member_at(&self, i: usize) -> Vec<u8> {
+        match &self.repr {
+            Repr::Intset { values, .. } => values[i].to_string().into_bytes(),
+            Repr::Listpack(items) => items[i].clone(),
+            Repr::Table { .. } => unreachable!("a dict is not indexed"),
+        }
+    }
+
     /// `setTypeConvertAndExpand(.., OBJ_ENCODING_HT, cap)`: a dict presized for
     /// `cap`, filled in iteration order with `dictAdd`.
     fn convert_to_table(&mut self, cap: usize) {
@@ -174,7 +263,7 @@ impl Set {
     }
 
     /// `setTypeAdd`: true if `member` was not there.
-    pub fn add(&mut self, member: &[u8]) -> bool {
+    pub fn add(&mut self, member: &[u8], limits: &Limits) -> bool {
         match &mut self.repr {
             Repr::Table { dict, sds_bytes } => {
                 // `dictFindLink` then `dictSetKeyAtLink`, as Dict::insert does.
@@ -188,7 +277,7 @@ impl Set {
                 if items.iter().any(|m| m == member) {
                     return false;
                 }
-                if items.len() < MAX_LISTPACK_ENTRIES && member.len() <= MAX_LISTPACK_VALUE {
+                if items.len() < limits.listpack_entries && member.len() <= limits.listpack_value {
                     items.push(member.to_vec());
                 } else {
                     let cap = items.len() + 1;
@@ -204,14 +293,23 @@ impl Set {
                     };
                     values.insert(at, v);
                     *width = (*width).max(int_width(v));
-                    if values.len() > MAX_INTSET_ENTRIES {
+                    if values.len() > limits.intset_max() {
                         let cap = values.len();
                         self.convert_to_table(cap);
                     }
                     return true;
                 }
                 let n = values.len();
-                if n < MAX_LISTPACK_ENTRIES && member.len() <= MAX_LISTPACK_VALUE {
+                // The longest member an intset's listpack would hold: its smallest
+                // or its largest value, printed.
+                let widest = match (values.first(), values.last()) {
+                    (Some(&lo), Some(&hi)) => digits(lo).max(digits(hi)),
+                    _ => 0,
+                };
+                if n < limits.listpack_entries
+                    && member.len() <= limits.listpack_value
+                    && widest <= limits.listpack_value
+                {
                     let mut items: Vec<Vec<u8>> =
                         values.iter().map(|v| v.to_string().into_bytes()).collect();
                     items.push(member.to_vec());
@@ -267,11 +365,103 @@ impl Set {
     pub fn contains(&mut self, member: &[u8]) -> bool {
         match &mut self.repr {
             Repr::Table { dict, .. } => dict.contains_key(member),
+            _ => self.has(member),
+        }
+    }
+
+    /// Membership without touching the dict's rehash.
+    pub fn has(&self, member: &[u8]) -> bool {
+        match &self.repr {
+            Repr::Table { dict, .. } => dict.peek(member).is_some(),
             Repr::Listpack(items) => items.iter().any(|m| m == member),
             Repr::Intset { values, .. } => {
                 parse_i64(member).is_some_and(|v| values.binary_search(&v).is_ok())
             }
         }
+    }
+
+    /// `setTypeRandomElement`: one member of a non-empty set.
+    pub fn random_member(&mut self, rng: &mut impl RngCore) -> Option<Vec<u8>> {
+        if self.is_empty() {
+            return None;
+        }
+        match &mut self.repr {
+            Repr::Table { dict, .. } => dict.fair_random_entry(rng).map(|(m, _)| m.to_vec()),
+            _ => {
+                let i = sampling::c_rand(rng) as usize % self.len();
+                Some(self.member_at(i))
+            }
+        }
+    }
+
+    /// `setTypePopRandom`: removes and returns a random member (a listpack picks
+    /// by one selection pass, which is as uniform as an index).
+    pub fn pop_random(&mut self, rng: &mut impl RngCore) -> Option<Vec<u8>> {
+        let member = match &self.repr {
+            Repr::Listpack(items) if !items.is_empty() => {
+                let i = sampling::unique_in_order(items.len(), 1, rng)[0];
+                items[i].clone()
+            }
+            _ => self.random_member(rng)?,
+        };
+        self.remove(&member);
+        Some(member)
+    }
+
+    /// `count` independent draws in draw order (`lpRandomEntries` on a listpack,
+    /// `setTypeRandomElement` each time otherwise).
+    pub fn draws(&mut self, count: usize, rng: &mut impl RngCore) -> Vec<Vec<u8>> {
+        if self.is_empty() {
+            return Vec::new();
+        }
+        if let Repr::Listpack(items) = &self.repr {
+            if count > 1 {
+                return sampling::draws_with_repeats(items.len(), count, rng)
+                    .into_iter()
+                    .map(|i| items[i].clone())
+                    .collect();
+            }
+        }
+        (0..count).filter_map(|_| self.random_member(rng)).collect()
+    }
+
+    /// For a listpack: `count` distinct members by selection sampling
+    /// (`lpNextRandom`), in listpack order, with their positions.
+    pub fn listpack_sample(&self, count: usize, rng: &mut impl RngCore) -> Vec<(usize, Vec<u8>)> {
+        match &self.repr {
+            Repr::Listpack(items) => sampling::unique_in_order(items.len(), count, rng)
+                .into_iter()
+                .map(|i| (i, items[i].clone()))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// `setTypeDup` (COPY): an intset or a listpack is copied as it is; a dict is
+    /// rebuilt, presized, member by member in iteration order.
+    pub fn dup(&self) -> Set {
+        let repr = match &self.repr {
+            Repr::Intset { values, width } => Repr::Intset {
+                values: values.clone(),
+                width: *width,
+            },
+            Repr::Listpack(items) => Repr::Listpack(items.clone()),
+            Repr::Table { dict, .. } => {
+                let mut copy = Dict::new();
+                copy.expand(dict.len());
+                let mut sds_bytes = 0;
+                for (m, _) in dict.iter() {
+                    if copy.insert(m.to_vec(), ()).is_none() {
+                        sds_bytes += member_sds(m);
+                    }
+                }
+                Repr::Table {
+                    dict: copy,
+                    sds_bytes,
+                }
+            }
+        };
+        Set { repr }
     }
 
     /// `setTypeAllocSize`: the value's bytes as MEMORY USAGE counts them.
@@ -301,8 +491,8 @@ impl Set {
 
     /// `maybeConvertToIntset`: a set whose members are all integers becomes an
     /// intset again if it is small enough.
-    pub fn maybe_to_intset(&mut self) {
-        if matches!(self.repr, Repr::Intset { .. }) || self.len() > MAX_INTSET_ENTRIES {
+    pub fn maybe_to_intset(&mut self, limits: &Limits) {
+        if matches!(self.repr, Repr::Intset { .. }) || self.len() > limits.intset_max() {
             return;
         }
         let mut values: Vec<i64> = self
@@ -329,63 +519,75 @@ impl Set {
             _ => None,
         }
     }
-
-    /// `setTypeDup` (COPY): an intset or a listpack is copied byte for byte
-    /// (an intset keeps its element width); a hashtable is rebuilt, presized to
-    /// the set's length and filled in iteration order.
-    pub fn dup(&self) -> Set {
-        let repr = match &self.repr {
-            Repr::Intset { values, width } => Repr::Intset {
-                values: values.clone(),
-                width: *width,
-            },
-            Repr::Listpack(items) => Repr::Listpack(items.clone()),
-            Repr::Table { dict, .. } => {
-                let mut copy = Dict::new();
-                copy.expand(dict.len());
-                let mut sds_bytes = 0;
-                for (m, _) in dict.iter() {
-                    sds_bytes += member_sds(m);
-                    copy.insert(m.to_vec(), ());
-                }
-                Repr::Table {
-                    dict: copy,
-                    sds_bytes,
-                }
-            }
-        };
-        Set { repr }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    const L: Limits = Limits {
+        intset_entries: MAX_INTSET_ENTRIES,
+        listpack_entries: MAX_LISTPACK_ENTRIES,
+        listpack_value: MAX_LISTPACK_VALUE,
+    };
+
     #[test]
     fn encodings_follow_the_thresholds() {
-        let mut s = Set::create(b"1", 1);
+        let mut s = Set::create(b"1", 1, &L);
         for i in 0..511 {
-            s.add(i.to_string().as_bytes());
+            s.add(i.to_string().as_bytes(), &L);
         }
         assert_eq!(s.encoding_name(), "intset");
         assert_eq!(s.alloc_size(), 8 + 511 * 2);
         // A wider value widens every element.
-        s.add(b"100000");
+        s.add(b"100000", &L);
         assert_eq!(s.alloc_size(), 8 + 512 * 4);
-        s.add(b"100001");
+        s.add(b"100001", &L);
         assert_eq!(s.encoding_name(), "hashtable");
 
-        let mut small = Set::create(b"1", 1);
-        small.add(b"1");
-        small.add(b"a");
+        let mut small = Set::create(b"1", 1, &L);
+        small.add(b"1", &L);
+        small.add(b"a", &L);
         assert_eq!(small.encoding_name(), "listpack");
         assert_eq!(small.members(), [b"1".to_vec(), b"a".to_vec()]);
         // 6 + (1 + 1) + (2 + 1) + 1.
         assert_eq!(small.alloc_size(), 12);
-        small.add(&[b'x'; 65]);
+        small.add(&[b'x'; 65], &L);
         assert_eq!(small.encoding_name(), "hashtable");
         assert!(small.remove(b"a"));
         assert!(!small.contains(b"a"));
+    }
+
+    #[test]
+    fn a_copy_keeps_encoding_and_size() {
+        let mut s = Set::create(b"x", 200, &L);
+        for i in 0..200 {
+            s.add(format!("m{i}").as_bytes(), &L);
+        }
+        let copy = s.dup();
+        assert_eq!(copy.encoding_name(), "hashtable");
+        assert_eq!(copy.len(), 200);
+        assert_eq!(copy.alloc_size(), s.alloc_size());
+        let mut small = Set::create(b"1", 1, &L);
+        small.add(b"7", &L);
+        assert_eq!(small.dup().members(), [b"7".to_vec()]);
+    }
+
+    #[test]
+    fn an_intset_with_long_numbers_skips_the_listpack_under_a_small_value_limit() {
+        let narrow = Limits {
+            listpack_value: 5,
+            ..L
+        };
+        let mut s = Set::create(b"1", 1, &narrow);
+        s.add(b"-123456", &narrow);
+        s.add(b"a", &narrow);
+        assert_eq!(s.encoding_name(), "hashtable");
+        let mut t = Set::create(b"1", 1, &narrow);
+        t.add(b"-1234", &narrow);
+        t.add(b"a", &narrow);
+        assert_eq!(t.encoding_name(), "listpack");
+        assert_eq!(digits(-1234), 5);
+        assert_eq!(digits(i64::MIN), 20);
     }
 }

@@ -14,9 +14,10 @@ use redislab_harness::testing::{redis_for_test, RawRedis};
 #[derive(Debug, PartialEq)]
 struct Info {
     arity: i64,
-    flags: BTreeSet<String>,
+    /// In the order the server lists them (Redis's own table orders).
+    flags: Vec<String>,
     keys: (i64, i64, i64),
-    categories: BTreeSet<String>,
+    categories: Vec<String>,
     subcommands: BTreeSet<String>,
 }
 
@@ -61,7 +62,7 @@ fn parse(bytes: &[u8], at: &mut usize) -> V {
     }
 }
 
-fn strings(v: &V) -> BTreeSet<String> {
+fn strings(v: &V) -> Vec<String> {
     match v {
         V::Arr(items) => items
             .iter()
@@ -70,7 +71,7 @@ fn strings(v: &V) -> BTreeSet<String> {
                 _ => None,
             })
             .collect(),
-        _ => BTreeSet::new(),
+        _ => Vec::new(),
     }
 }
 

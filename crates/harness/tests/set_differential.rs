@@ -314,3 +314,306 @@ fn a_large_id_set_costs_the_same() {
         check(&mut redis, &mut core, &argv, &mut history, false);
     }
 }
+
+// ----- every set command, configured thresholds, RESP3 ------------------------
+
+mod support_types;
+
+use support_types::{argv as words, parse_all, show, text, unordered, Core, Resp};
+
+/// One random set command; SPOP and SRANDMEMBER only in their deterministic
+/// forms (the whole set, a count of 0, or a set of one member), so both servers
+/// keep the same contents. `size` answers SCARD on Redis.
+fn any_set_command(rng: &mut ChaCha8Rng, size: &mut dyn FnMut(&str) -> i64) -> Vec<Vec<u8>> {
+    let key = pick(rng, KEYS).to_string();
+    let mut a: Vec<String> = Vec::new();
+    let n_members = |rng: &mut ChaCha8Rng| match rng.gen_range(0..15) {
+        0 => rng.gen_range(10..40),
+        _ => rng.gen_range(1..5),
+    };
+    match rng.gen_range(0..30) {
+        0..=6 => {
+            a.extend(["SADD".into(), key]);
+            let ints = rng.gen_bool(0.5);
+            for _ in 0..n_members(rng) {
+                a.push(if ints {
+                    rng.gen_range(-20..60).to_string()
+                } else {
+                    member(rng)
+                });
+            }
+        }
+        7 | 8 => {
+            a.extend(["SREM".into(), key]);
+            for _ in 0..rng.gen_range(1..5) {
+                a.push(member(rng));
+            }
+        }
+        9..=12 => {
+            let op = pick(
+                rng,
+                &[
+                    "SUNION",
+                    "SDIFF",
+                    "SUNIONSTORE",
+                    "SDIFFSTORE",
+                    "SINTER",
+                    "SINTERSTORE",
+                ],
+            );
+            a.push(op.into());
+            if op.ends_with("STORE") {
+                a.push(pick(rng, KEYS).into());
+            }
+            for _ in 0..rng.gen_range(1..=4) {
+                a.push(pick(rng, KEYS).into());
+            }
+        }
+        13 | 14 => {
+            let m = if rng.gen_bool(0.5) {
+                rng.gen_range(-20..60).to_string()
+            } else {
+                member(rng)
+            };
+            a.extend(["SMOVE".into(), key, pick(rng, KEYS).into(), m]);
+        }
+        15 | 16 => {
+            let n = size(&key);
+            a.extend(["SPOP".into(), key]);
+            match rng.gen_range(0..6) {
+                0 => a.push("0".into()),
+                1 => a.push(pick(rng, &["-1", "x", "9223372036854775807"]).into()),
+                2 if n == 1 => {}
+                _ => a.push((n.max(0) + rng.gen_range(0..3)).to_string()),
+            }
+        }
+        17 | 18 => {
+            let n = size(&key);
+            a.extend(["SRANDMEMBER".into(), key]);
+            match rng.gen_range(0..7) {
+                0 => a.push("0".into()),
+                1 => a.push(pick(rng, &["-9223372036854775808", "x", "1 2"]).into()),
+                2 if n == 1 => a.push(pick(rng, &["-1", "-5", "1"]).into()),
+                3 if n == 1 => {}
+                _ => a.push((n.max(0) + rng.gen_range(0..3)).to_string()),
+            }
+        }
+        19 => a.extend(["SMEMBERS".into(), key]),
+        20 => a.extend(["SCARD".into(), key]),
+        21 => a.extend(["SISMEMBER".into(), key, member(rng)]),
+        22 => {
+            a.extend(["SMISMEMBER".into(), key]);
+            for _ in 0..rng.gen_range(1..4) {
+                a.push(member(rng));
+            }
+        }
+        23 => a.extend(["SINTERCARD".into(), "2".into(), key, pick(rng, KEYS).into()]),
+        24 | 25 => a.extend(["MEMORY".into(), "USAGE".into(), key]),
+        26 | 27 => a.extend(["OBJECT".into(), "ENCODING".into(), key]),
+        28 => a.extend(["SET".into(), "str".into(), "v".into()]),
+        _ => a.extend([pick(rng, &["TYPE", "DEL", "EXISTS"]).into(), key]),
+    }
+    a.into_iter().map(String::into_bytes).collect()
+}
+
+/// Whether `key` holds an intset (Redis's answer).
+fn is_intset(redis: &mut RawRedis, key: &[u8]) -> bool {
+    let r = redis
+        .call(&[b"OBJECT".to_vec(), b"ENCODING".to_vec(), key.to_vec()])
+        .unwrap();
+    r.ends_with(b"intset\r\n") || r.starts_with(b"$-1") || r.starts_with(b"_")
+}
+
+fn integer(r: &Resp) -> Option<i64> {
+    match r {
+        Resp::Line(b':', t) => text(t).parse().ok(),
+        _ => None,
+    }
+}
+
+/// MEMORY USAGE of a hashtable set may differ by a table in rehash (see
+/// `check_memory` above).
+fn rehash_apart(e: &Resp, g: &Resp) -> bool {
+    match (integer(e), integer(g)) {
+        (Some(x), Some(y)) => {
+            let d = (x - y).unsigned_abs();
+            d % 8 == 0 && (d / 8).is_power_of_two() && d / 8 >= 4
+        }
+        _ => false,
+    }
+}
+
+fn run_set_rounds(
+    redis: &mut RawRedis,
+    core: &mut Core,
+    seed: u64,
+    rounds: usize,
+    per_round: usize,
+) -> usize {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut sent = 0;
+    for round in 0..rounds {
+        let limits = [
+            (
+                "set-max-intset-entries",
+                pick(&mut rng, &["0", "1", "3", "8", "512"]),
+            ),
+            (
+                "set-max-listpack-entries",
+                pick(&mut rng, &["0", "1", "2", "5", "128"]),
+            ),
+            (
+                "set-max-listpack-value",
+                pick(&mut rng, &["0", "2", "4", "64"]),
+            ),
+        ];
+        let mut setup = vec![words(&["FLUSHALL"])];
+        for (name, value) in limits {
+            setup.push(words(&["CONFIG", "SET", name, value]));
+        }
+        for a in setup {
+            assert_eq!(
+                text(&redis.call(&a).unwrap()),
+                text(&core.call(&a)),
+                "{}",
+                show(&a)
+            );
+        }
+        for _ in 0..per_round {
+            let a = {
+                let mut size = |k: &str| {
+                    let r = redis.call(&words(&["SCARD", k])).unwrap();
+                    integer(&parse_all(&r)).unwrap_or(-1)
+                };
+                any_set_command(&mut rng, &mut size)
+            };
+            let name = text(&a[0]);
+            // Whose order depends on a dict: anything walking a non-intset
+            // (hashtable order, or a listpack filled from one).
+            let walks: &[usize] = match name.as_str() {
+                "SMEMBERS" | "SPOP" | "SRANDMEMBER" => &[1],
+                "SUNION" | "SDIFF" | "SINTER" => &[1, 2, 3, 4],
+                _ => &[],
+            };
+            let exact_order = walks
+                .iter()
+                .filter(|&&i| i < a.len())
+                .all(|&i| is_intset(redis, &a[i]));
+            let table = name == "MEMORY"
+                && redis
+                    .call(&[b"OBJECT".to_vec(), b"ENCODING".to_vec(), a[2].clone()])
+                    .unwrap()
+                    .ends_with(b"hashtable\r\n");
+            let expected = redis.call(&a).unwrap();
+            let got = core.call(&a);
+            sent += 1;
+            if expected == got {
+                continue;
+            }
+            let (e, g) = (parse_all(&expected), parse_all(&got));
+            let ok =
+                (table && rehash_apart(&e, &g)) || (!exact_order && unordered(&e) == unordered(&g));
+            assert!(
+                ok,
+                "round {round}: core and redis differ on: {}\n redis: {:?}\n core:  {:?}",
+                show(&a),
+                text(&expected),
+                text(&got)
+            );
+        }
+    }
+    sent
+}
+
+#[test]
+fn every_set_command_with_configured_thresholds() {
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let mut redis = RawRedis::connect(server.port).expect("connect to redis");
+    let mut core = Core::in_process();
+    let sent = run_set_rounds(&mut redis, &mut core, 9, 40, 150);
+    eprintln!("{sent} set commands (RESP2, in process), identical replies");
+}
+
+#[test]
+fn set_replies_in_resp3_through_the_listener() {
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let mut redis = RawRedis::connect(server.port).expect("connect to redis");
+    let mut core = Core::listener();
+    let hello = words(&["HELLO", "3"]);
+    redis.call(&hello).unwrap();
+    core.call(&hello);
+    let sent = run_set_rounds(&mut redis, &mut core, 21, 6, 100);
+    eprintln!("{sent} set commands (RESP3, through the listener), identical replies");
+}
+
+/// A write that changes nothing (SREM/ZREM/HDEL of absent members, SADD of
+/// present ones, ZADD XX of a new member, HEXPIRE whose condition fails, ...)
+/// leaves a WATCH alone; one that changes something aborts the EXEC. Redis and
+/// the core (through its listener, two clients each) must agree on every one.
+#[test]
+fn writes_that_change_nothing_leave_watch_alone() {
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let listener = redislab_listener::CoreListener::start(0).expect("core listener");
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["SADD", "k", "a", "b"], &["SREM", "k", "zz"]),
+        (&["SADD", "k", "a", "b"], &["SADD", "k", "a"]),
+        (&["SADD", "k", "a", "b"], &["SADD", "k", "c"]),
+        (&["SADD", "k", "a", "b"], &["SMOVE", "k", "other", "zz"]),
+        (&["SADD", "k", "a", "b"], &["SMOVE", "k", "other", "a"]),
+        (&["SADD", "k", "a", "b"], &["SPOP", "k", "0"]),
+        (&["ZADD", "k", "1", "a"], &["ZREM", "k", "zz"]),
+        (&["ZADD", "k", "1", "a"], &["ZADD", "k", "XX", "1", "new"]),
+        (&["ZADD", "k", "1", "a"], &["ZADD", "k", "1", "a"]),
+        (&["ZADD", "k", "1", "a"], &["ZADD", "k", "2", "a"]),
+        (
+            &["ZADD", "k", "1", "a"],
+            &["ZREMRANGEBYSCORE", "k", "5", "9"],
+        ),
+        (
+            &["ZADD", "k", "1", "a"],
+            &["ZREMRANGEBYRANK", "k", "0", "0"],
+        ),
+        (&["HSET", "k", "f", "1"], &["HDEL", "k", "zz"]),
+        (&["HSET", "k", "f", "1"], &["HSET", "k", "f", "1"]),
+        (&["HSET", "k", "f", "1"], &["HINCRBY", "k", "zz", "x"]),
+        (&["HSET", "k", "f", "x"], &["HINCRBY", "k", "f", "1"]),
+        (&["HSET", "k", "f", "1"], &["HSETNX", "k", "f", "2"]),
+        (
+            &["HSET", "k", "f", "1"],
+            &["HEXPIRE", "k", "100", "XX", "FIELDS", "1", "f"],
+        ),
+        (
+            &["HSET", "k", "f", "1"],
+            &["HEXPIRE", "k", "100", "FIELDS", "1", "f"],
+        ),
+        (
+            &["HSET", "k", "f", "1"],
+            &["HPERSIST", "k", "FIELDS", "1", "f"],
+        ),
+        (
+            &["HSET", "k", "f", "1"],
+            &["HGETDEL", "k", "FIELDS", "1", "zz"],
+        ),
+    ];
+    for (setup, probe) in cases {
+        let mut answers = Vec::new();
+        for port in [server.port, listener.port()] {
+            let mut watcher = RawRedis::connect(port).unwrap();
+            let mut other = RawRedis::connect(port).unwrap();
+            other.call(&words(&["FLUSHALL"])).unwrap();
+            other.call(&words(setup)).unwrap();
+            watcher.call(&words(&["WATCH", "k"])).unwrap();
+            other.call(&words(probe)).unwrap();
+            watcher.call(&words(&["MULTI"])).unwrap();
+            watcher.call(&words(&["PING"])).unwrap();
+            answers.push(text(&watcher.call(&words(&["EXEC"])).unwrap()));
+        }
+        assert_eq!(answers[0], answers[1], "after {setup:?}, {probe:?}");
+    }
+}

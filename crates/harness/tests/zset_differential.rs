@@ -369,3 +369,248 @@ fn zset_commands_reply_like_redis() {
     }
     eprintln!("{sent} commands, identical replies from core and redis");
 }
+
+// ----- configured thresholds, ZMPOP/BZMPOP, RESP3 ------------------------------
+
+mod support_types;
+
+use support_types::{argv as words, show, text, Core};
+
+/// The commands above plus ZMPOP/BZMPOP, OBJECT ENCODING and (for a listpack,
+/// whose size is deterministic) MEMORY USAGE.
+fn command_with_mpop(rng: &mut ChaCha8Rng, redis: &mut RawRedis) -> Vec<Vec<u8>> {
+    let s = |x: &str| x.as_bytes().to_vec();
+    match rng.gen_range(0..12) {
+        0 => {
+            let blocking = rng.gen_bool(0.3);
+            let mut a = vec![s(if blocking { "BZMPOP" } else { "ZMPOP" })];
+            if blocking {
+                a.push(s(pick(rng, &["0.01", "0.01", "-1", "x"])));
+            }
+            let n = rng.gen_range(1..=3);
+            a.push(s(&match rng.gen_range(0..12) {
+                0 => pick(rng, &["0", "-1", "x", "9223372036854775807"]).to_string(),
+                1 => (n + 1).to_string(),
+                _ => n.to_string(),
+            }));
+            for _ in 0..n {
+                a.push(s(pick(rng, &["z", "other", "missing", "lex"])));
+            }
+            a.push(s(pick(rng, &["MIN", "MAX", "min", "max", "MID"])));
+            if rng.gen_bool(0.5) {
+                a.push(s("COUNT"));
+                a.push(s(pick(
+                    rng,
+                    &["1", "2", "10", "0", "-1", "x", "9223372036854775807"],
+                )));
+            }
+            if rng.gen_bool(0.05) {
+                a.push(s("COUNT"));
+            }
+            a
+        }
+        1 => vec![
+            s("OBJECT"),
+            s("ENCODING"),
+            s(pick(rng, &["z", "other", "lex", "dst"])),
+        ],
+        2 => {
+            let key = pick(rng, &["z", "other", "lex", "dst"]);
+            let enc = redis.call(&[s("OBJECT"), s("ENCODING"), s(key)]).unwrap();
+            if enc.ends_with(b"skiplist\r\n") {
+                vec![s("ZCARD"), s(key)]
+            } else {
+                vec![s("MEMORY"), s("USAGE"), s(key)]
+            }
+        }
+        _ => random_command(rng, true),
+    }
+}
+
+fn run_zset_rounds(
+    redis: &mut RawRedis,
+    core: &mut Core,
+    seed: u64,
+    rounds: usize,
+    per_round: usize,
+) -> usize {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut sent = 0;
+    for round in 0..rounds {
+        let (e, v) = if rng.gen_bool(0.5) {
+            ("zset-max-ziplist-entries", "zset-max-ziplist-value")
+        } else {
+            ("zset-max-listpack-entries", "zset-max-listpack-value")
+        };
+        for a in [
+            words(&["FLUSHALL"]),
+            words(&["CONFIG", "SET", e, pick(&mut rng, &["0", "1", "3", "128"])]),
+            words(&["CONFIG", "SET", v, pick(&mut rng, &["1", "3", "64"])]),
+        ] {
+            assert_eq!(text(&redis.call(&a).unwrap()), text(&core.call(&a)));
+        }
+        let mut history: Vec<String> = Vec::new();
+        for _ in 0..per_round {
+            let a = command_with_mpop(&mut rng, redis);
+            history.push(show(&a));
+            let expected = redis.call(&a).unwrap();
+            let got = core.call(&a);
+            sent += 1;
+            if got != expected {
+                let from = history.len().saturating_sub(15);
+                panic!(
+                    "round {round}: core and redis differ on the last command:\n  {}\nredis: {:?}\ncore:  {:?}",
+                    history[from..].join("\n  "),
+                    text(&expected),
+                    text(&got)
+                );
+            }
+        }
+    }
+    sent
+}
+
+#[test]
+fn zset_commands_with_configured_thresholds_and_mpop() {
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let mut redis = RawRedis::connect(server.port).expect("connect to redis");
+    let mut core = Core::in_process();
+    let sent = run_zset_rounds(&mut redis, &mut core, 31, 40, 200);
+    eprintln!("{sent} zset commands (RESP2, in process), identical replies");
+}
+
+#[test]
+fn zset_replies_in_resp3_through_the_listener() {
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let mut redis = RawRedis::connect(server.port).expect("connect to redis");
+    let mut core = Core::listener();
+    let hello = words(&["HELLO", "3"]);
+    redis.call(&hello).unwrap();
+    core.call(&hello);
+    let sent = run_zset_rounds(&mut redis, &mut core, 32, 6, 120);
+    eprintln!("{sent} zset commands (RESP3, through the listener), identical replies");
+}
+
+/// Flags, arity and key positions of every hash, set, sorted-set and geo
+/// command, as COMMAND INFO reports them, against Redis's own table.
+#[test]
+fn command_info_of_the_type_families_matches_redis() {
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let mut redis = RawRedis::connect(server.port).expect("connect to redis");
+    let mut core = Core::in_process();
+    let names: Vec<&str> = redislab_core::Server::command_names()
+        .filter(|n| {
+            let group = ["h", "s", "z", "bz", "geo"];
+            group.iter().any(|g| n.starts_with(g))
+                && ![
+                    "hello",
+                    "select",
+                    "shutdown",
+                    "save",
+                    "set",
+                    "setex",
+                    "setnx",
+                    "setrange",
+                    "setbit",
+                    "strlen",
+                    "substr",
+                    "sync",
+                    "slowlog",
+                    "script",
+                    "subscribe",
+                    "sunsubscribe",
+                    "ssubscribe",
+                    "spublish",
+                    "swapdb",
+                    "sort",
+                    "sort_ro",
+                    "scan",
+                    "sscan",
+                    "hscan",
+                    "zscan",
+                ]
+                .contains(n)
+        })
+        .collect();
+    assert!(names.len() >= 87, "{names:?}");
+    for name in &names {
+        let a = words(&["COMMAND", "INFO", name]);
+        let (e, g) = (
+            support_types::parse_all(&redis.call(&a).unwrap()),
+            support_types::parse_all(&core.call(&a)),
+        );
+        // name, arity, flags, first key, last key, step, ACL categories.
+        let head = |r: &support_types::Resp| match r {
+            support_types::Resp::Agg(_, Some(items)) => match &items[0] {
+                support_types::Resp::Agg(_, Some(info)) => {
+                    let mut v = info[..7].to_vec();
+                    if let support_types::Resp::Agg(k, Some(flags)) = &v[2] {
+                        let mut f = flags.clone();
+                        f.sort();
+                        v[2] = support_types::Resp::Agg(*k, Some(f));
+                    }
+                    v
+                }
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(head(&e), head(&g), "COMMAND INFO {name}");
+    }
+    eprintln!("{} commands: COMMAND INFO agrees", names.len());
+}
+
+/// A blocked BZMPOP (and BZPOPMIN) is served by a ZADD from another client,
+/// through the listener as on Redis: the same reply bytes, in both protocols.
+#[test]
+fn blocked_pops_are_served_by_a_later_zadd() {
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let listener = redislab_listener::CoreListener::start(0).expect("core listener");
+    for (port, who) in [(server.port, "redis"), (listener.port(), "core")] {
+        let _ = who;
+        for hello in ["2", "3"] {
+            let mut waiting = RawRedis::connect(port).unwrap();
+            let mut writer = RawRedis::connect(port).unwrap();
+            waiting.call(&words(&["HELLO", hello])).unwrap();
+            writer.call(&words(&["DEL", "q1", "q2"])).unwrap();
+            let blocked = std::thread::spawn(move || {
+                let a = waiting
+                    .call(&words(&[
+                        "BZMPOP", "2", "2", "q1", "q2", "MAX", "COUNT", "5",
+                    ]))
+                    .unwrap();
+                let b = waiting
+                    .call(&words(&["BZPOPMIN", "q1", "q2", "2"]))
+                    .unwrap();
+                (a, b)
+            });
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            writer
+                .call(&words(&["ZADD", "q2", "1", "a", "2", "b", "3", "c"]))
+                .unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            writer.call(&words(&["ZADD", "q1", "7", "z"])).unwrap();
+            let (a, b) = blocked.join().unwrap();
+            let expected_a: &[u8] = if hello == "2" {
+                b"*2\r\n$2\r\nq2\r\n*3\r\n*2\r\n$1\r\nc\r\n$1\r\n3\r\n*2\r\n$1\r\nb\r\n$1\r\n2\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n"
+            } else {
+                b"*2\r\n$2\r\nq2\r\n*3\r\n*2\r\n$1\r\nc\r\n,3\r\n*2\r\n$1\r\nb\r\n,2\r\n*2\r\n$1\r\na\r\n,1\r\n"
+            };
+            let expected_b: &[u8] = if hello == "2" {
+                b"*3\r\n$2\r\nq1\r\n$1\r\nz\r\n$1\r\n7\r\n"
+            } else {
+                b"*3\r\n$2\r\nq1\r\n$1\r\nz\r\n,7\r\n"
+            };
+            assert_eq!(text(&a), text(expected_a), "{who} RESP{hello}");
+            assert_eq!(text(&b), text(expected_b), "{who} RESP{hello}");
+        }
+    }
+}

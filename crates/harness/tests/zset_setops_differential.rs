@@ -3,9 +3,14 @@
 //! process) and a real Redis must answer every command with identical bytes.
 //!
 //! Each STORE is followed by `ZRANGE <dst> 0 -1 WITHSCORES`, which shows the stored
-//! scores (a listpack turns `-0` into `0`, a skiplist keeps it). OBJECT ENCODING is
-//! not compared: the core has no OBJECT command yet. AGGREGATE COUNT (Redis 8.8) is
-//! left out, since 8.6.3 rejects it; the core's unit tests cover it.
+//! scores (a listpack turns `-0` into `0`, a skiplist keeps it). AGGREGATE COUNT
+//! (Redis 8.8) is left out, since 8.6.3 rejects it; the core's unit tests cover it.
+//!
+//! A second test makes some inputs plain sets (SADD: intsets, listpacks and
+//! hashtables, each member scoring 1), sets the zset and set listpack thresholds
+//! small for each round, checks the stored destination's OBJECT ENCODING, and
+//! runs once in process (RESP2) and once through the core's listener after
+//! HELLO 3 (RESP3: WITHSCORES answers nest `[member, score]`).
 
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -249,4 +254,107 @@ fn zset_set_operations_reply_like_redis() {
     eprintln!(
         "{sent} commands ({errors} errors, {empty} empty or zero), identical replies from core and redis"
     );
+}
+
+mod support_types;
+
+use support_types::{argv as words, text, Core};
+
+/// A plain set on one of the input keys: integers (an intset), words, or many
+/// (a hashtable).
+fn set_setup_command(rng: &mut ChaCha8Rng) -> Vec<Vec<u8>> {
+    let key = pick(rng, &KEYS[..4]);
+    let mut argv = vec![s("SADD"), s(key)];
+    match rng.gen_range(0..4) {
+        0 => {
+            (0..rng.gen_range(1..6)).for_each(|_| argv.push(s(&rng.gen_range(-5..20).to_string())))
+        }
+        1 => (0..140).for_each(|i| argv.push(s(&format!("big{i}")))),
+        _ => (0..rng.gen_range(1..5)).for_each(|_| argv.push(member(rng))),
+    }
+    argv
+}
+
+fn run_setops(redis: &mut RawRedis, core: &mut Core, seed: u64, rounds: usize) -> usize {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut sent = 0;
+    for round in 0..rounds {
+        let mut setup = vec![words(&["FLUSHALL"])];
+        let z_entries = pick(&mut rng, &["0", "1", "3", "128"]);
+        let z_value = pick(&mut rng, &["2", "64"]);
+        setup.push(words(&[
+            "CONFIG",
+            "SET",
+            "zset-max-ziplist-entries",
+            z_entries,
+        ]));
+        setup.push(words(&[
+            "CONFIG",
+            "SET",
+            "zset-max-listpack-value",
+            z_value,
+        ]));
+        setup.push(words(&[
+            "CONFIG",
+            "SET",
+            "set-max-intset-entries",
+            pick(&mut rng, &["2", "512"]),
+        ]));
+        for a in setup {
+            assert_eq!(text(&redis.call(&a).unwrap()), text(&core.call(&a)));
+        }
+        let mut history: Vec<String> = Vec::new();
+        for _ in 0..120 {
+            let mut commands = match rng.gen_range(0..20) {
+                0..=3 => vec![setup_command(&mut rng)],
+                4..=6 => vec![set_setup_command(&mut rng)],
+                _ => set_op_commands(&mut rng),
+            };
+            if commands.len() > 1 {
+                let dst = commands[1][1].clone();
+                commands.push(vec![s("OBJECT"), s("ENCODING"), dst]);
+            }
+            for argv in commands {
+                history.push(show(&argv));
+                let expected = redis.call(&argv).unwrap();
+                let got = core.call(&argv);
+                sent += 1;
+                if got != expected {
+                    let from = history.len().saturating_sub(20);
+                    panic!(
+                        "round {round}: core and redis differ on the last command:\n  {}\nredis: {:?}\ncore:  {:?}",
+                        history[from..].join("\n  "),
+                        text(&expected),
+                        text(&got)
+                    );
+                }
+            }
+        }
+    }
+    sent
+}
+
+#[test]
+fn sets_as_inputs_with_configured_thresholds() {
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let mut redis = RawRedis::connect(server.port).expect("connect to redis");
+    let mut core = Core::in_process();
+    let sent = run_setops(&mut redis, &mut core, 12, 40);
+    eprintln!("{sent} commands with sets as inputs (RESP2, in process), identical replies");
+}
+
+#[test]
+fn set_operations_in_resp3_through_the_listener() {
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let mut redis = RawRedis::connect(server.port).expect("connect to redis");
+    let mut core = Core::listener();
+    let hello = words(&["HELLO", "3"]);
+    redis.call(&hello).unwrap();
+    core.call(&hello);
+    let sent = run_setops(&mut redis, &mut core, 13, 8);
+    eprintln!("{sent} commands (RESP3, through the listener), identical replies");
 }

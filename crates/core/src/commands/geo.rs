@@ -11,42 +11,92 @@
 
 use super::geo_search;
 use super::zset::read;
-use super::{flags::*, Args, CommandSpec, Server};
+use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::geo::distance::{distance, format_distance};
 use crate::geo::geohash;
 use crate::reply::{errors, Reply};
 
 pub const COMMANDS: &[CommandSpec] = &[
-    CommandSpec::legacy("geoadd", -5, geoadd)
+    CommandSpec::new("geoadd", -5, geoadd)
         .flags(WRITE | DENYOOM)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("geopos", -2, geopos)
+        .keys(1, 1, 1)
+        .doc(
+            "3.2.0",
+            "Adds places by longitude and latitude to a geo set (a sorted set of geohashes).",
+            "key [NX | XX] [CH] longitude latitude member [longitude latitude member ...]",
+        ),
+    CommandSpec::new("geopos", -2, geopos)
         .flags(READONLY)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("geohash", -2, geohash_cmd)
+        .keys(1, 1, 1)
+        .doc(
+            "3.2.0",
+            "Returns the longitude and latitude of places.",
+            "key [member [member ...]]",
+        ),
+    CommandSpec::new("geohash", -2, geohash_cmd)
         .flags(READONLY)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("geodist", -4, geodist)
+        .keys(1, 1, 1)
+        .doc(
+            "3.2.0",
+            "Returns the standard 11-character geohash of places.",
+            "key [member [member ...]]",
+        ),
+    CommandSpec::new("geodist", -4, geodist)
         .flags(READONLY)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("georadius", -6, geo_search::georadius)
+        .keys(1, 1, 1)
+        .doc(
+            "3.2.0",
+            "Returns the distance between two places.",
+            "key member1 member2 [m | km | ft | mi]",
+        ),
+    CommandSpec::new("georadius", -6, geo_search::georadius)
         .flags(WRITE | DENYOOM | MOVABLE_KEYS)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("georadius_ro", -6, geo_search::georadius_ro)
+        .keys(1, 1, 1)
+        .doc(
+            "3.2.0",
+            "Finds the places within a radius of a point, optionally storing them.",
+            "key longitude latitude radius <m | km | ft | mi> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC] [STORE key | STOREDIST key]",
+        ),
+    CommandSpec::new("georadius_ro", -6, geo_search::georadius_ro)
         .flags(READONLY)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("georadiusbymember", -5, geo_search::georadiusbymember)
+        .keys(1, 1, 1)
+        .doc(
+            "3.2.10",
+            "Finds the places within a radius of a point.",
+            "key longitude latitude radius <m | km | ft | mi> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC]",
+        ),
+    CommandSpec::new("georadiusbymember", -5, geo_search::georadiusbymember)
         .flags(WRITE | DENYOOM | MOVABLE_KEYS)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("georadiusbymember_ro", -5, geo_search::georadiusbymember_ro)
+        .keys(1, 1, 1)
+        .doc(
+            "3.2.0",
+            "Finds the places within a radius of a member, optionally storing them.",
+            "key member radius <m | km | ft | mi> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC] [STORE key | STOREDIST key]",
+        ),
+    CommandSpec::new("georadiusbymember_ro", -5, geo_search::georadiusbymember_ro)
         .flags(READONLY)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("geosearch", -7, geo_search::geosearch)
+        .keys(1, 1, 1)
+        .doc(
+            "3.2.10",
+            "Finds the places within a radius of a member.",
+            "key member radius <m | km | ft | mi> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC]",
+        ),
+    CommandSpec::new("geosearch", -7, geo_search::geosearch)
         .flags(READONLY)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("geosearchstore", -8, geo_search::geosearchstore)
+        .keys(1, 1, 1)
+        .doc(
+            "6.2.0",
+            "Finds the places in a circle or a box around a member or a point.",
+            "key <FROMMEMBER member | FROMLONLAT longitude latitude> <BYRADIUS radius <m | km | ft | mi> | BYBOX width height <m | km | ft | mi>> [ASC | DESC] [COUNT count [ANY]] [WITHCOORD] [WITHDIST] [WITHHASH]",
+        ),
+    CommandSpec::new("geosearchstore", -8, geo_search::geosearchstore)
         .flags(WRITE | DENYOOM)
-        .keys(1, 2, 1),
+        .keys(1, 2, 1)
+        .doc(
+            "6.2.0",
+            "Stores the places in a circle or a box as a new geo set.",
+            "destination source <FROMMEMBER member | FROMLONLAT longitude latitude> <BYRADIUS radius <m | km | ft | mi> | BYBOX width height <m | km | ft | mi>> [ASC | DESC] [COUNT count [ANY]] [STOREDIST]",
+        ),
 ];
 
 /// `extractLongLatOrReply`: two doubles (both parsed before either is checked),
@@ -78,7 +128,7 @@ pub(super) fn unit(a: &Args, at: usize) -> Result<f64, Reply> {
 }
 
 /// GEOADD key [NX|XX] [CH] lon lat member [lon lat member ...]
-pub fn geoadd(s: &mut Server, a: &Args) -> Reply {
+pub fn geoadd(s: &mut Server, a: &Args) -> CmdResult {
     let (mut nx, mut xx) = (false, false);
     let mut longidx = 2;
     while longidx < a.len() {
@@ -91,17 +141,14 @@ pub fn geoadd(s: &mut Server, a: &Args) -> Reply {
         longidx += 1;
     }
     if !(a.len() - longidx).is_multiple_of(3) || (xx && nx) {
-        return Reply::error(errors::SYNTAX);
+        return Err(Reply::error(errors::SYNTAX));
     }
     // ZADD key [options] score member ...
     let mut argv: Vec<Vec<u8>> = Vec::with_capacity(a.len());
     argv.push(b"zadd".to_vec());
     argv.extend(a.all()[1..longidx].iter().cloned());
     for at in (longidx..a.len()).step_by(3) {
-        let [lon, lat] = match lon_lat(a, at) {
-            Ok(xy) => xy,
-            Err(reply) => return reply,
-        };
+        let [lon, lat] = lon_lat(a, at)?;
         let score = geohash::score_of(lon, lat).unwrap_or(0);
         argv.push(score.to_string().into_bytes());
         argv.push(a.bytes(at + 2).to_vec());
@@ -110,11 +157,8 @@ pub fn geoadd(s: &mut Server, a: &Args) -> Reply {
 }
 
 /// GEOPOS key member ...: the decoded cell centres; a null array for a missing member.
-pub fn geopos(s: &mut Server, a: &Args) -> Reply {
-    let zset = match read(s, a.bytes(1)) {
-        Ok(z) => z,
-        Err(reply) => return reply,
-    };
+pub fn geopos(s: &mut Server, a: &Args) -> CmdResult {
+    let zset = read(s, a.bytes(1))?;
     let items = (2..a.len())
         .map(|i| match zset.and_then(|z| z.score(a.bytes(i))) {
             None => Reply::NilArray,
@@ -124,46 +168,40 @@ pub fn geopos(s: &mut Server, a: &Args) -> Reply {
             }
         })
         .collect();
-    Reply::Array(items)
+    Ok(Reply::Array(items))
 }
 
 /// GEOHASH key member ...: the 11-character standard geohash of each member.
-pub fn geohash_cmd(s: &mut Server, a: &Args) -> Reply {
-    let zset = match read(s, a.bytes(1)) {
-        Ok(z) => z,
-        Err(reply) => return reply,
-    };
+pub fn geohash_cmd(s: &mut Server, a: &Args) -> CmdResult {
+    let zset = read(s, a.bytes(1))?;
     let items = (2..a.len())
         .map(|i| match zset.and_then(|z| z.score(a.bytes(i))) {
             None => Reply::Nil,
             Some(score) => Reply::bulk(geohash::standard_string(score)),
         })
         .collect();
-    Reply::Array(items)
+    Ok(Reply::Array(items))
 }
 
 /// GEODIST key member1 member2 [unit]: the unit is checked before the key.
-pub fn geodist(s: &mut Server, a: &Args) -> Reply {
+pub fn geodist(s: &mut Server, a: &Args) -> CmdResult {
     let mut to_meter = 1.0;
     if a.len() == 5 {
-        to_meter = match unit(a, 4) {
-            Ok(f) => f,
-            Err(reply) => return reply,
-        };
+        to_meter = unit(a, 4)?;
     } else if a.len() > 5 {
-        return Reply::error(errors::SYNTAX);
+        return Err(Reply::error(errors::SYNTAX));
     }
-    let zset = match read(s, a.bytes(1)) {
-        Ok(Some(z)) => z,
-        Ok(None) => return Reply::Nil,
-        Err(reply) => return reply,
+    let Some(zset) = read(s, a.bytes(1))? else {
+        return Ok(Reply::Nil);
     };
     let (Some(s1), Some(s2)) = (zset.score(a.bytes(2)), zset.score(a.bytes(3))) else {
-        return Reply::Nil;
+        return Ok(Reply::Nil);
     };
     let [x1, y1] = geohash::decode_score(s1);
     let [x2, y2] = geohash::decode_score(s2);
-    Reply::bulk(format_distance(distance(x1, y1, x2, y2) / to_meter))
+    Ok(Reply::bulk(format_distance(
+        distance(x1, y1, x2, y2) / to_meter,
+    )))
 }
 
 #[cfg(test)]

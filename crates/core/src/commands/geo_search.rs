@@ -21,7 +21,7 @@
 
 use super::geo::{lon_lat, unit};
 use super::zset::read;
-use super::{Args, Server};
+use super::{Args, CmdResult, Server};
 use crate::geo::area::{areas_for, Search, Shape};
 use crate::geo::distance::{format_distance, within_radius, within_rectangle};
 use crate::geo::geohash::{self, HashBits};
@@ -40,7 +40,7 @@ struct Mode {
     geosearchstore: bool,
 }
 
-pub fn georadius(s: &mut Server, a: &Args) -> Reply {
+pub fn georadius(s: &mut Server, a: &Args) -> CmdResult {
     generic(
         s,
         a,
@@ -52,7 +52,7 @@ pub fn georadius(s: &mut Server, a: &Args) -> Reply {
     )
 }
 
-pub fn georadius_ro(s: &mut Server, a: &Args) -> Reply {
+pub fn georadius_ro(s: &mut Server, a: &Args) -> CmdResult {
     generic(
         s,
         a,
@@ -65,7 +65,7 @@ pub fn georadius_ro(s: &mut Server, a: &Args) -> Reply {
     )
 }
 
-pub fn georadiusbymember(s: &mut Server, a: &Args) -> Reply {
+pub fn georadiusbymember(s: &mut Server, a: &Args) -> CmdResult {
     generic(
         s,
         a,
@@ -77,7 +77,7 @@ pub fn georadiusbymember(s: &mut Server, a: &Args) -> Reply {
     )
 }
 
-pub fn georadiusbymember_ro(s: &mut Server, a: &Args) -> Reply {
+pub fn georadiusbymember_ro(s: &mut Server, a: &Args) -> CmdResult {
     generic(
         s,
         a,
@@ -90,7 +90,7 @@ pub fn georadiusbymember_ro(s: &mut Server, a: &Args) -> Reply {
     )
 }
 
-pub fn geosearch(s: &mut Server, a: &Args) -> Reply {
+pub fn geosearch(s: &mut Server, a: &Args) -> CmdResult {
     generic(
         s,
         a,
@@ -102,7 +102,7 @@ pub fn geosearch(s: &mut Server, a: &Args) -> Reply {
     )
 }
 
-pub fn geosearchstore(s: &mut Server, a: &Args) -> Reply {
+pub fn geosearchstore(s: &mut Server, a: &Args) -> CmdResult {
     generic(
         s,
         a,
@@ -264,9 +264,9 @@ fn member_xy(s: &Server, key: &[u8], member: &[u8]) -> Result<[f64; 2], Reply> {
 }
 
 /// `georadiusGeneric`.
-fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> Reply {
+fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> CmdResult {
     let src_key = a.bytes(src);
-    let exists = tri!(read(s, src_key)).is_some();
+    let exists = read(s, src_key)?.is_some();
     let mut storekey: Option<&[u8]> = None;
     let mut storedist = false;
     let mut xy = [0.0, 0.0];
@@ -276,15 +276,15 @@ fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> Reply {
     let base;
     if mode.coords {
         base = 6;
-        xy = tri!(lon_lat(a, 2));
-        let (radius, conv) = tri!(radius_and_unit(a, 4));
+        xy = lon_lat(a, 2)?;
+        let (radius, conv) = radius_and_unit(a, 4)?;
         (shape, conversion) = (Shape::Circle { radius }, conv);
     } else if mode.member && !exists {
         base = 5;
     } else if mode.member {
         base = 5;
-        xy = tri!(member_xy(s, src_key, a.bytes(2)));
-        let (radius, conv) = tri!(radius_and_unit(a, 3));
+        xy = member_xy(s, src_key, a.bytes(2))?;
+        let (radius, conv) = radius_and_unit(a, 3)?;
         (shape, conversion) = (Shape::Circle { radius }, conv);
     } else {
         base = if mode.geosearchstore { 3 } else { 2 };
@@ -316,9 +316,9 @@ fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> Reply {
         } else if a.is(at, "desc") {
             sort = Sort::Desc;
         } else if a.is(at, "count") && has(1) {
-            count = tri!(a.int(at + 1));
+            count = a.int(at + 1)?;
             if count <= 0 {
-                return Reply::error("ERR COUNT must be > 0");
+                return Err(Reply::error("ERR COUNT must be > 0"));
             }
             i += 1;
         } else if a.is(at, "store") && has(1) && !mode.nostore && !mode.geosearch {
@@ -333,63 +333,63 @@ fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> Reply {
             storedist = true;
         } else if a.is(at, "frommember") && has(1) && mode.geosearch && !fromloc {
             if exists {
-                xy = tri!(member_xy(s, src_key, a.bytes(at + 1)));
+                xy = member_xy(s, src_key, a.bytes(at + 1))?;
             }
             frommember = true;
             i += 1;
         } else if a.is(at, "fromlonlat") && has(2) && mode.geosearch && !frommember {
-            xy = tri!(lon_lat(a, at + 1));
+            xy = lon_lat(a, at + 1)?;
             fromloc = true;
             i += 2;
         } else if a.is(at, "byradius") && has(2) && mode.geosearch && !bybox {
-            let (radius, conv) = tri!(radius_and_unit(a, at + 1));
+            let (radius, conv) = radius_and_unit(a, at + 1)?;
             (shape, conversion) = (Shape::Circle { radius }, conv);
             byradius = true;
             i += 2;
         } else if a.is(at, "bybox") && has(3) && mode.geosearch && !byradius {
-            let (width, height, conv) = tri!(box_and_unit(a, at + 1));
+            let (width, height, conv) = box_and_unit(a, at + 1)?;
             (shape, conversion) = (Shape::Box { width, height }, conv);
             bybox = true;
             i += 3;
         } else {
-            return Reply::error(errors::SYNTAX);
+            return Err(Reply::error(errors::SYNTAX));
         }
         i += 1;
     }
 
     if storekey.is_some() && (withdist || withhash || withcoords) {
-        return Reply::error(format!(
+        return Err(Reply::error(format!(
             "ERR {} is not compatible with WITHDIST, WITHHASH and WITHCOORD options",
             if mode.geosearchstore {
                 "GEOSEARCHSTORE"
             } else {
                 "STORE option in GEORADIUS"
             }
-        ));
+        )));
     }
     let name = String::from_utf8_lossy(a.bytes(0)).replace(['\r', '\n'], " ");
     if mode.geosearch && !(frommember || fromloc) {
-        return Reply::error(format!(
+        return Err(Reply::error(format!(
             "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {name}"
-        ));
+        )));
     }
     if mode.geosearch && !(byradius || bybox) {
-        return Reply::error(format!(
+        return Err(Reply::error(format!(
             "ERR exactly one of BYRADIUS and BYBOX can be specified for {name}"
-        ));
+        )));
     }
     if any && count == 0 {
-        return Reply::error("ERR the ANY argument requires COUNT argument");
+        return Err(Reply::error("ERR the ANY argument requires COUNT argument"));
     }
 
     let Some(Value::Zset(zset)) = s.keyspace.peek(src_key) else {
-        return match storekey {
+        return Ok(match storekey {
             Some(dst) => {
                 s.keyspace.remove(dst);
                 Reply::Integer(0)
             }
             None => Reply::Array(Vec::new()),
-        };
+        });
     };
     if count != 0 && sort == Sort::None && !any {
         sort = Sort::Asc;
@@ -406,7 +406,7 @@ fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> Reply {
     } = search_points(zset, &search, limit);
 
     if points.is_empty() && storekey.is_none() {
-        return Reply::Array(Vec::new());
+        return Ok(Reply::Array(Vec::new()));
     }
     let result_length = points.len();
     let returned = if count == 0 || (result_length as i64) < count {
@@ -457,13 +457,13 @@ fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> Reply {
                     Reply::Array(item)
                 })
                 .collect();
-            Reply::Array(items)
+            Ok(Reply::Array(items))
         }
         Some(dst) => {
             let dst = dst.to_vec();
             if returned == 0 {
                 s.keyspace.remove(&dst);
-                return Reply::Integer(0);
+                return Ok(Reply::Integer(0));
             }
             let items = points
                 .iter()
@@ -476,9 +476,12 @@ fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> Reply {
                     (std::mem::take(&mut members[p.member]), score)
                 })
                 .collect();
-            s.keyspace
-                .insert(&dst, Value::Zset(Box::new(Zset::from_result(items))));
-            Reply::Integer(returned as i64)
+            let limits = super::zset::limits(s);
+            s.keyspace.insert(
+                &dst,
+                Value::Zset(Box::new(Zset::from_result(items, &limits))),
+            );
+            Ok(Reply::Integer(returned as i64))
         }
     }
 }

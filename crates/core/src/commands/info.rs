@@ -188,6 +188,8 @@ fn stats(s: &Server, f: &mut Fields) {
     f.add("rejected_connections", st.rejected_connections);
     f.add("expired_keys", st.expired_keys);
     f.add("expired_keys_active", st.expired_keys_active);
+    f.add("expired_subkeys", st.expired_subkeys);
+    f.add("expired_subkeys_active", st.expired_subkeys_active);
     f.add("evicted_keys", 0);
     f.add("keyspace_hits", st.keyspace_hits);
     f.add("keyspace_misses", st.keyspace_misses);
@@ -279,15 +281,15 @@ fn latencystats(s: &Server, f: &mut Fields) {
 fn keyspace(s: &Server, f: &mut Fields) {
     for db in 0..DATABASES {
         let ks = s.db(db);
-        // Hash field expiry is not modelled: subexpiry is always 0.
         if !ks.is_empty() || ks.volatile_len() > 0 {
             f.add(
                 &format!("db{db}"),
                 format!(
-                    "keys={},expires={},avg_ttl={},subexpiry=0",
+                    "keys={},expires={},avg_ttl={},subexpiry={}",
                     ks.len(),
                     ks.volatile_len(),
-                    ks.avg_ttl()
+                    ks.avg_ttl(),
+                    ks.subexpires.len()
                 ),
             );
         }

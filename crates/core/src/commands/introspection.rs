@@ -112,12 +112,8 @@ fn memory_usage(s: &mut Server, a: &Args) -> CmdResult {
         }
         Some(Value::String(v)) => v.alloc_size(key.len(), slot),
         Some(Value::Set(set)) => memory::key_object_size(key.len(), slot) + set.alloc_size(),
-        // Said plainly rather than guessed: no model of a hash's allocations yet.
-        Some(other) => {
-            return Err(Reply::error(format!(
-                "ERR the core does not model MEMORY USAGE for {} values",
-                other.type_name()
-            )))
+        Some(Value::Hash(h)) => {
+            memory::key_object_size(key.len(), slot) + memory::hash_alloc_size(h)
         }
     };
     Ok(Reply::Integer(bytes as i64))

@@ -9,6 +9,7 @@
 
 /// `tri!(expr)`: the value of an `Ok`, or return the `Err` reply from the command
 /// (the older handlers' idiom; new handlers use `?`).
+#[allow(unused_macros)]
 macro_rules! tri {
     ($e:expr) => {
         match $e {

@@ -274,16 +274,20 @@ fn value_scan(s: &mut Server, a: &Args, target: Target) -> CmdResult {
                     }
                 }
             };
-            match hash.scan_table(cursor, |_, _| {}) {
+            // Fields past their TTL are not shown (as `hashTypeScan` skips them).
+            let now = crate::keyspace::now_ms().max(0) as u64;
+            match hash.scan_table(cursor, now, |_, _| {}) {
                 Some(_) => walk(cursor, opts.count, |c, sampled| {
-                    hash.scan_table(c, |f, v| {
+                    hash.scan_table(c, now, |f, v| {
                         *sampled += 1;
                         emit(f, v);
                     })
                     .unwrap_or(0)
                 }),
                 None => {
-                    hash.pairs().into_iter().for_each(|(f, v)| emit(f, v));
+                    hash.live_pairs(now)
+                        .into_iter()
+                        .for_each(|(f, v)| emit(f, v));
                     0
                 }
             }

@@ -1,96 +1,251 @@
-//! Sorted-set commands. Each one follows the order of checks in Redis's
-//! `t_zset.c`: options and numbers are parsed before the key is looked up, so a
-//! syntax error wins over WRONGTYPE, exactly as on a real server.
+//! Sorted-set commands (`t_zset.c`). Each one follows the order of checks in
+//! Redis: options and numbers are parsed before the key is looked up, so a syntax
+//! error wins over WRONGTYPE, exactly as on a real server.
+//!
+//! Reply shapes follow Redis's `addReply*` calls, so both protocols come out
+//! right: scores are doubles (`,1.5` in RESP3); a member-and-score list is a flat
+//! array in RESP2 and an array of `[member, score]` pairs in RESP3
+//! ([`Reply::Pairs`]: ZRANGE WITHSCORES, ZRANDMEMBER WITHSCORES, ZPOPMIN with a
+//! count); ZPOPMIN without a count, BZPOPMIN and ZRANK WITHSCORE stay flat in
+//! both; ZMPOP and BZMPOP nest `[key, [[member, score], ...]]` in both.
+//!
+//! Encodings: every write reads the listpack thresholds from the config
+//! ([`Limits`]), so `CONFIG SET zset-max-listpack-entries 0` makes the next new
+//! set a skiplist, and a set converts on its next write, never at once.
+//!
+//! A negative ZRANDMEMBER count asks for that many draws; Redis starts writing
+//! them and keeps going, however many. The core builds a reply in memory, so it
+//! refuses more than [`sampling::MAX_DRAWS`] draws with `value is out of range`
+//! instead of exhausting memory.
 
-use super::{flags::*, Args, CommandSpec, Server};
+use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::dict::Dict;
 use crate::keyspace::Value;
 use crate::num::{self, LexBoundSpec};
 use crate::reply::{errors, Reply};
 use crate::sampling;
-use crate::zset::{AddFlags, AddOutcome, LexBound, LexRange, ScoreRange, Zset};
+use crate::zset::{AddFlags, AddOutcome, LexBound, LexRange, Limits, ScoreRange, Zset};
 
 pub const COMMANDS: &[CommandSpec] = &[
-    CommandSpec::legacy("zadd", -4, zadd)
+    CommandSpec::new("zadd", -4, zadd)
         .flags(WRITE | DENYOOM | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zincrby", 4, zincrby)
+        .keys(1, 1, 1)
+        .doc(
+            "1.2.0",
+            "Adds members with their scores, or changes the scores of existing members.",
+            "key [NX | XX] [GT | LT] [CH] [INCR] score member [score member ...]",
+        ),
+    CommandSpec::new("zincrby", 4, zincrby)
         .flags(WRITE | DENYOOM | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zscore", 3, zscore)
+        .keys(1, 1, 1)
+        .doc(
+            "1.2.0",
+            "Adds an increment to a member's score (a missing member starts at 0).",
+            "key increment member",
+        ),
+    CommandSpec::new("zscore", 3, zscore)
         .flags(READONLY | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zcard", 2, zcard)
+        .keys(1, 1, 1)
+        .doc("1.2.0", "Returns the score of one member.", "key member"),
+    CommandSpec::new("zcard", 2, zcard)
         .flags(READONLY | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zrem", -3, zrem)
+        .keys(1, 1, 1)
+        .doc(
+            "1.2.0",
+            "Returns how many members the sorted set has.",
+            "key",
+        ),
+    CommandSpec::new("zrem", -3, zrem)
         .flags(WRITE | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zrank", -3, zrank)
+        .keys(1, 1, 1)
+        .doc(
+            "1.2.0",
+            "Removes members; the key goes when its last member does.",
+            "key member [member ...]",
+        ),
+    CommandSpec::new("zrank", -3, zrank)
         .flags(READONLY | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zrevrank", -3, zrevrank)
+        .keys(1, 1, 1)
+        .doc(
+            "2.0.0",
+            "Returns a member's position counted from the lowest score.",
+            "key member [WITHSCORE]",
+        ),
+    CommandSpec::new("zrevrank", -3, zrevrank)
         .flags(READONLY | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zcount", 4, zcount)
+        .keys(1, 1, 1)
+        .doc(
+            "2.0.0",
+            "Returns a member's position counted from the highest score.",
+            "key member [WITHSCORE]",
+        ),
+    CommandSpec::new("zcount", 4, zcount)
         .flags(READONLY | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zrange", -4, zrange)
+        .keys(1, 1, 1)
+        .doc(
+            "2.0.0",
+            "Counts the members whose scores lie in a range.",
+            "key min max",
+        ),
+    CommandSpec::new("zrange", -4, zrange)
         .flags(READONLY)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zrevrange", -4, zrevrange)
+        .keys(1, 1, 1)
+        .doc(
+            "1.2.0",
+            "Returns members by rank, score or name range, in either direction.",
+            "key start stop [BYSCORE | BYLEX] [REV] [LIMIT offset count] [WITHSCORES]",
+        ),
+    CommandSpec::new("zrevrange", -4, zrevrange)
         .flags(READONLY)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zrangebyscore", -4, zrangebyscore)
+        .keys(1, 1, 1)
+        .doc(
+            "1.2.0",
+            "Returns members by rank, highest score first.",
+            "key start stop [WITHSCORES]",
+        ),
+    CommandSpec::new("zrangebyscore", -4, zrangebyscore)
         .flags(READONLY)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zrevrangebyscore", -4, zrevrangebyscore)
+        .keys(1, 1, 1)
+        .doc(
+            "1.0.5",
+            "Returns the members whose scores lie in a range, lowest first.",
+            "key min max [WITHSCORES] [LIMIT offset count]",
+        ),
+    CommandSpec::new("zrevrangebyscore", -4, zrevrangebyscore)
         .flags(READONLY)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zrangebylex", -4, zrangebylex)
+        .keys(1, 1, 1)
+        .doc(
+            "2.2.0",
+            "Returns the members whose scores lie in a range, highest first.",
+            "key max min [WITHSCORES] [LIMIT offset count]",
+        ),
+    CommandSpec::new("zrangebylex", -4, zrangebylex)
         .flags(READONLY)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zrevrangebylex", -4, zrevrangebylex)
+        .keys(1, 1, 1)
+        .doc(
+            "2.8.9",
+            "Returns the members in a range of names (for equal scores), in byte order.",
+            "key min max [LIMIT offset count]",
+        ),
+    CommandSpec::new("zrevrangebylex", -4, zrevrangebylex)
         .flags(READONLY)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zrangestore", -5, zrangestore)
+        .keys(1, 1, 1)
+        .doc(
+            "2.8.9",
+            "Returns the members in a range of names (for equal scores), reversed.",
+            "key max min [LIMIT offset count]",
+        ),
+    CommandSpec::new("zrangestore", -5, zrangestore)
         .flags(WRITE | DENYOOM)
-        .keys(1, 2, 1),
-    CommandSpec::legacy("zmscore", -3, zmscore)
+        .keys(1, 2, 1)
+        .doc(
+            "6.2.0",
+            "Stores a ZRANGE selection as a new sorted set.",
+            "dst src min max [BYSCORE | BYLEX] [REV] [LIMIT offset count]",
+        ),
+    CommandSpec::new("zmscore", -3, zmscore)
         .flags(READONLY | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zlexcount", 4, zlexcount)
+        .keys(1, 1, 1)
+        .doc(
+            "6.2.0",
+            "Returns the scores of several members (null for the missing ones).",
+            "key member [member ...]",
+        ),
+    CommandSpec::new("zlexcount", 4, zlexcount)
         .flags(READONLY | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zpopmin", -2, zpopmin)
+        .keys(1, 1, 1)
+        .doc(
+            "2.8.9",
+            "Counts the members in a range of names.",
+            "key min max",
+        ),
+    CommandSpec::new("zpopmin", -2, zpopmin)
         .flags(WRITE | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zpopmax", -2, zpopmax)
+        .keys(1, 1, 1)
+        .doc(
+            "5.0.0",
+            "Removes and returns the members with the lowest scores.",
+            "key [count]",
+        ),
+    CommandSpec::new("zpopmax", -2, zpopmax)
         .flags(WRITE | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("bzpopmin", -3, bzpopmin)
+        .keys(1, 1, 1)
+        .doc(
+            "5.0.0",
+            "Removes and returns the members with the highest scores.",
+            "key [count]",
+        ),
+    CommandSpec::new("bzpopmin", -3, bzpopmin)
         .flags(WRITE | BLOCKING | FAST)
-        .keys(1, -2, 1),
-    CommandSpec::legacy("bzpopmax", -3, bzpopmax)
+        .keys(1, -2, 1)
+        .doc(
+            "5.0.0",
+            "Pops the lowest member of the first non-empty set, waiting for one if none.",
+            "key [key ...] timeout",
+        ),
+    CommandSpec::new("bzpopmax", -3, bzpopmax)
         .flags(WRITE | BLOCKING | FAST)
-        .keys(1, -2, 1),
-    CommandSpec::legacy("zremrangebyrank", 4, zremrangebyrank)
+        .keys(1, -2, 1)
+        .doc(
+            "5.0.0",
+            "Pops the highest member of the first non-empty set, waiting for one if none.",
+            "key [key ...] timeout",
+        ),
+    CommandSpec::new("zmpop", -4, zmpop)
+        .flags(WRITE | MOVABLE_KEYS)
+        .doc(
+            "7.0.0",
+            "Pops members from the first non-empty set of several.",
+            "numkeys key [key ...] <MIN | MAX> [COUNT count]",
+        ),
+    CommandSpec::new("bzmpop", -5, bzmpop)
+        .flags(WRITE | BLOCKING | MOVABLE_KEYS)
+        .doc(
+            "7.0.0",
+            "Pops members from the first non-empty set of several, waiting if all are empty.",
+            "timeout numkeys key [key ...] <MIN | MAX> [COUNT count]",
+        ),
+    CommandSpec::new("zremrangebyrank", 4, zremrangebyrank)
         .flags(WRITE)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zremrangebyscore", 4, zremrangebyscore)
+        .keys(1, 1, 1)
+        .doc(
+            "2.0.0",
+            "Removes the members in a range of ranks.",
+            "key start stop",
+        ),
+    CommandSpec::new("zremrangebyscore", 4, zremrangebyscore)
         .flags(WRITE)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zremrangebylex", 4, zremrangebylex)
+        .keys(1, 1, 1)
+        .doc(
+            "1.2.0",
+            "Removes the members whose scores lie in a range.",
+            "key min max",
+        ),
+    CommandSpec::new("zremrangebylex", 4, zremrangebylex)
         .flags(WRITE)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zrandmember", -2, zrandmember)
+        .keys(1, 1, 1)
+        .doc(
+            "2.8.9",
+            "Removes the members in a range of names.",
+            "key min max",
+        ),
+    CommandSpec::new("zrandmember", -2, zrandmember)
         .flags(READONLY)
-        .keys(1, 1, 1),
+        .keys(1, 1, 1)
+        .doc(
+            "6.2.0",
+            "Returns random members, distinct for a positive count, repeated for a negative one.",
+            "key [count [WITHSCORES]]",
+        ),
 ];
 
 const NAN_RESULT: &str = "ERR resulting score is not a number (NaN)";
 const BAD_SCORE_RANGE: &str = "ERR min or max is not a float";
 const BAD_LEX_RANGE: &str = "ERR min or max not valid string range item";
+
+fn wrongtype() -> Reply {
+    Reply::error(errors::WRONGTYPE)
+}
 
 /// Looks up a zset for reading: `Ok(None)` if the key is missing, an error if it
 /// holds another type. The geo commands use it too: a geo set is a zset.
@@ -98,23 +253,35 @@ pub(super) fn read<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s Zset>
     match s.keyspace.get(key) {
         None => Ok(None),
         Some(Value::Zset(z)) => Ok(Some(z)),
-        Some(_) => Err(Reply::error(errors::WRONGTYPE)),
+        Some(_) => Err(wrongtype()),
     }
 }
 
+/// Looks up a zset for a command that may change it; WATCH is told separately
+/// ([`touched`]), only when it does.
 fn write<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s mut Zset>, Reply> {
-    match s.keyspace.get_mut(key) {
+    match s.keyspace.get_mut_quiet(key) {
         None => Ok(None),
         Some(Value::Zset(z)) => Ok(Some(z)),
-        Some(_) => Err(Reply::error(errors::WRONGTYPE)),
+        Some(_) => Err(wrongtype()),
     }
 }
 
-pub fn zadd(s: &mut Server, a: &Args) -> Reply {
+/// The command changed the set at `key` (`signalModifiedKey`).
+fn touched(s: &mut Server, key: &[u8]) {
+    s.keyspace.watches.note(key);
+}
+
+/// The listpack thresholds in force now.
+pub(super) fn limits(s: &Server) -> Limits {
+    Limits::from_config(&s.config)
+}
+
+pub fn zadd(s: &mut Server, a: &Args) -> CmdResult {
     zadd_generic(s, a, AddFlags::default())
 }
 
-pub fn zincrby(s: &mut Server, a: &Args) -> Reply {
+pub fn zincrby(s: &mut Server, a: &Args) -> CmdResult {
     zadd_generic(
         s,
         a,
@@ -126,7 +293,7 @@ pub fn zincrby(s: &mut Server, a: &Args) -> Reply {
 }
 
 /// ZADD and ZINCRBY share this, as in Redis (`zaddGenericCommand`).
-fn zadd_generic(s: &mut Server, a: &Args, mut flags: AddFlags) -> Reply {
+fn zadd_generic(s: &mut Server, a: &Args, mut flags: AddFlags) -> CmdResult {
     let mut ch = false;
     let mut at = 2;
     while at < a.len() {
@@ -143,55 +310,70 @@ fn zadd_generic(s: &mut Server, a: &Args, mut flags: AddFlags) -> Reply {
     }
     let rest = a.len() - at;
     if rest == 0 || rest % 2 == 1 {
-        return Reply::error(errors::SYNTAX);
+        return Err(Reply::error(errors::SYNTAX));
     }
     if flags.nx && flags.xx {
-        return Reply::error("ERR XX and NX options at the same time are not compatible");
+        return Err(Reply::error(
+            "ERR XX and NX options at the same time are not compatible",
+        ));
     }
     if (flags.nx && (flags.gt || flags.lt)) || (flags.gt && flags.lt) {
-        return Reply::error("ERR GT, LT, and/or NX options at the same time are not compatible");
+        return Err(Reply::error(
+            "ERR GT, LT, and/or NX options at the same time are not compatible",
+        ));
     }
     if flags.incr && rest > 2 {
-        return Reply::error("ERR INCR option supports a single increment-element pair");
+        return Err(Reply::error(
+            "ERR INCR option supports a single increment-element pair",
+        ));
     }
     let mut pairs = Vec::with_capacity(rest / 2);
     for i in (at..a.len()).step_by(2) {
-        pairs.push((tri!(a.float(i)), a.bytes(i + 1)));
+        pairs.push((a.float(i)?, a.bytes(i + 1)));
     }
 
     let key = a.bytes(1);
-    let exists = tri!(read(s, key)).is_some();
+    let limits = limits(s);
+    let exists = read(s, key)?.is_some();
     if !exists {
         if flags.xx {
-            return if flags.incr {
+            return Ok(if flags.incr {
                 Reply::Nil
             } else {
                 Reply::Integer(0)
-            };
+            });
         }
         let first_member_len = pairs[0].1.len();
-        s.keyspace.insert(
-            key,
-            Value::Zset(Box::new(Zset::with_hint(pairs.len(), first_member_len))),
-        );
+        let zset = Zset::with_hint(pairs.len(), first_member_len, &limits);
+        s.keyspace.insert(key, Value::Zset(Box::new(zset)));
     }
-    let zset = tri!(write(s, key)).expect("zset exists");
-    zset.prepare_for(pairs.len());
+    let zset = write(s, key)?.expect("zset exists");
+    zset.prepare_for(pairs.len(), &limits);
 
     let (mut added, mut updated, mut processed) = (0, 0, 0);
     let mut last_score = 0.0;
+    let mut nan = false;
     for (score, member) in pairs {
-        match zset.add(score, member, flags) {
+        match zset.add(score, member, flags, &limits) {
             AddOutcome::Added(v) => (added, processed, last_score) = (added + 1, processed + 1, v),
             AddOutcome::Updated(v) => {
                 (updated, processed, last_score) = (updated + 1, processed + 1, v)
             }
             AddOutcome::Unchanged(v) => (processed, last_score) = (processed + 1, v),
             AddOutcome::Skipped => {}
-            AddOutcome::NotANumber => return Reply::error(NAN_RESULT),
+            AddOutcome::NotANumber => {
+                nan = true;
+                break;
+            }
         }
     }
-    if flags.incr {
+    if added + updated > 0 {
+        touched(s, key);
+    }
+    if nan {
+        return Err(Reply::error(NAN_RESULT));
+    }
+    Ok(if flags.incr {
         if processed > 0 {
             Reply::double(last_score)
         } else {
@@ -199,77 +381,97 @@ fn zadd_generic(s: &mut Server, a: &Args, mut flags: AddFlags) -> Reply {
         }
     } else {
         Reply::Integer(if ch { added + updated } else { added })
-    }
+    })
 }
 
-pub fn zscore(s: &mut Server, a: &Args) -> Reply {
-    match tri!(read(s, a.bytes(1))).and_then(|z| z.score(a.bytes(2))) {
-        Some(score) => Reply::double(score),
-        None => Reply::Nil,
-    }
+pub fn zscore(s: &mut Server, a: &Args) -> CmdResult {
+    Ok(
+        match read(s, a.bytes(1))?.and_then(|z| z.score(a.bytes(2))) {
+            Some(score) => Reply::double(score),
+            None => Reply::Nil,
+        },
+    )
 }
 
-pub fn zcard(s: &mut Server, a: &Args) -> Reply {
-    Reply::Integer(tri!(read(s, a.bytes(1))).map_or(0, |z| z.len()) as i64)
+pub fn zcard(s: &mut Server, a: &Args) -> CmdResult {
+    Ok(Reply::Integer(
+        read(s, a.bytes(1))?.map_or(0, |z| z.len()) as i64
+    ))
 }
 
-pub fn zrem(s: &mut Server, a: &Args) -> Reply {
+/// ZREM key member ...: stops once the set is empty, and deletes the key.
+pub fn zrem(s: &mut Server, a: &Args) -> CmdResult {
     let key = a.bytes(1);
-    let Some(zset) = tri!(write(s, key)) else {
-        return Reply::Integer(0);
+    let Some(zset) = write(s, key)? else {
+        return Ok(Reply::Integer(0));
     };
-    let removed = (2..a.len()).filter(|&i| zset.remove(a.bytes(i))).count();
+    let mut removed = 0;
+    for i in 2..a.len() {
+        if zset.remove(a.bytes(i)) {
+            removed += 1;
+        }
+        if zset.is_empty() {
+            break;
+        }
+    }
     if zset.is_empty() {
         s.keyspace.remove(key);
+    } else if removed > 0 {
+        touched(s, key);
     }
-    Reply::Integer(removed as i64)
+    Ok(Reply::Integer(removed))
 }
 
-pub fn zrank(s: &mut Server, a: &Args) -> Reply {
+pub fn zrank(s: &mut Server, a: &Args) -> CmdResult {
     rank_generic(s, a, false)
 }
 
-pub fn zrevrank(s: &mut Server, a: &Args) -> Reply {
+pub fn zrevrank(s: &mut Server, a: &Args) -> CmdResult {
     rank_generic(s, a, true)
 }
 
-/// ZRANK/ZREVRANK key member [WITHSCORE].
-fn rank_generic(s: &mut Server, a: &Args, reverse: bool) -> Reply {
+/// ZRANK/ZREVRANK key member [WITHSCORE]: `[rank, score]` with WITHSCORE (a null
+/// array when the member is missing), else the rank (a null).
+fn rank_generic(s: &mut Server, a: &Args, reverse: bool) -> CmdResult {
     if a.len() > 4 {
-        return Reply::error(errors::arity(if reverse { "zrevrank" } else { "zrank" }));
+        return Err(Reply::error(errors::arity(if reverse {
+            "zrevrank"
+        } else {
+            "zrank"
+        })));
     }
     let with_score = a.len() == 4;
     if with_score && !a.is(3, "withscore") {
-        return Reply::error(errors::SYNTAX);
+        return Err(Reply::error(errors::SYNTAX));
     }
     let missing = if with_score {
         Reply::NilArray
     } else {
         Reply::Nil
     };
-    let Some(zset) = tri!(read(s, a.bytes(1))) else {
-        return missing;
+    let Some(zset) = read(s, a.bytes(1))? else {
+        return Ok(missing);
     };
     let member = a.bytes(2);
-    match zset.rank(member, reverse) {
+    Ok(match zset.rank(member, reverse) {
         None => missing,
         Some(rank) if with_score => {
             let score = zset.score(member).expect("ranked member has a score");
             Reply::Array(vec![Reply::Integer(rank as i64), Reply::double(score)])
         }
         Some(rank) => Reply::Integer(rank as i64),
-    }
+    })
 }
 
-pub fn zcount(s: &mut Server, a: &Args) -> Reply {
-    let range = tri!(score_range(a.bytes(2), a.bytes(3)));
-    let Some(zset) = tri!(read(s, a.bytes(1))) else {
-        return Reply::Integer(0);
+pub fn zcount(s: &mut Server, a: &Args) -> CmdResult {
+    let range = score_range(a.bytes(2), a.bytes(3))?;
+    let Some(zset) = read(s, a.bytes(1))? else {
+        return Ok(Reply::Integer(0));
     };
     let count = zset
         .score_span(&range)
         .map_or(0, |(first, last)| last + 1 - first);
-    Reply::Integer(count as i64)
+    Ok(Reply::Integer(count as i64))
 }
 
 fn score_range(min: &[u8], max: &[u8]) -> Result<ScoreRange, Reply> {
@@ -311,31 +513,31 @@ enum RangeKind {
     Lex,
 }
 
-pub fn zrange(s: &mut Server, a: &Args) -> Reply {
+pub fn zrange(s: &mut Server, a: &Args) -> CmdResult {
     range_generic(s, a, RangeKind::Auto, None, false)
 }
 
-pub fn zrangestore(s: &mut Server, a: &Args) -> Reply {
+pub fn zrangestore(s: &mut Server, a: &Args) -> CmdResult {
     range_generic(s, a, RangeKind::Auto, None, true)
 }
 
-pub fn zrevrange(s: &mut Server, a: &Args) -> Reply {
+pub fn zrevrange(s: &mut Server, a: &Args) -> CmdResult {
     range_generic(s, a, RangeKind::Rank, Some(true), false)
 }
 
-pub fn zrangebyscore(s: &mut Server, a: &Args) -> Reply {
+pub fn zrangebyscore(s: &mut Server, a: &Args) -> CmdResult {
     range_generic(s, a, RangeKind::Score, Some(false), false)
 }
 
-pub fn zrevrangebyscore(s: &mut Server, a: &Args) -> Reply {
+pub fn zrevrangebyscore(s: &mut Server, a: &Args) -> CmdResult {
     range_generic(s, a, RangeKind::Score, Some(true), false)
 }
 
-pub fn zrangebylex(s: &mut Server, a: &Args) -> Reply {
+pub fn zrangebylex(s: &mut Server, a: &Args) -> CmdResult {
     range_generic(s, a, RangeKind::Lex, Some(false), false)
 }
 
-pub fn zrevrangebylex(s: &mut Server, a: &Args) -> Reply {
+pub fn zrevrangebylex(s: &mut Server, a: &Args) -> CmdResult {
     range_generic(s, a, RangeKind::Lex, Some(true), false)
 }
 
@@ -354,7 +556,7 @@ fn range_generic(
     mut kind: RangeKind,
     direction: Option<bool>,
     store: bool,
-) -> Reply {
+) -> CmdResult {
     let base = if store { 2 } else { 1 };
     let mut reverse = direction;
     let (mut with_scores, mut offset, mut limit) = (false, 0i64, -1i64);
@@ -364,8 +566,8 @@ fn range_generic(
         if !store && a.is(i, "withscores") {
             with_scores = true;
         } else if a.is(i, "limit") && left >= 2 {
-            offset = tri!(a.int(i + 1));
-            limit = tri!(a.int(i + 2));
+            offset = a.int(i + 1)?;
+            limit = a.int(i + 2)?;
             i += 2;
         } else if direction.is_none() && a.is(i, "rev") {
             reverse = Some(true);
@@ -374,7 +576,7 @@ fn range_generic(
         } else if kind == RangeKind::Auto && a.is(i, "byscore") {
             kind = RangeKind::Score;
         } else {
-            return Reply::error(errors::SYNTAX);
+            return Err(Reply::error(errors::SYNTAX));
         }
         i += 1;
     }
@@ -383,14 +585,14 @@ fn range_generic(
         kind = RangeKind::Rank;
     }
     if limit != -1 && kind == RangeKind::Rank {
-        return Reply::error(
+        return Err(Reply::error(
             "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
-        );
+        ));
     }
     if with_scores && kind == RangeKind::Lex {
-        return Reply::error(
+        return Err(Reply::error(
             "ERR syntax error, WITHSCORES not supported in combination with BYLEX",
-        );
+        ));
     }
     // Reverse score and lex ranges are written max first.
     let (lo, hi) = if reverse && kind != RangeKind::Rank {
@@ -399,12 +601,12 @@ fn range_generic(
         (base + 1, base + 2)
     };
     let parsed = match kind {
-        RangeKind::Score => ParsedRange::Score(tri!(score_range(a.bytes(lo), a.bytes(hi)))),
-        RangeKind::Lex => ParsedRange::Lex(tri!(lex_range(a.bytes(lo), a.bytes(hi)))),
-        _ => ParsedRange::Rank(tri!(a.int(lo)), tri!(a.int(hi))),
+        RangeKind::Score => ParsedRange::Score(score_range(a.bytes(lo), a.bytes(hi))?),
+        RangeKind::Lex => ParsedRange::Lex(lex_range(a.bytes(lo), a.bytes(hi))?),
+        _ => ParsedRange::Rank(a.int(lo)?, a.int(hi)?),
     };
 
-    let source = tri!(read(s, a.bytes(base)));
+    let source = read(s, a.bytes(base))?;
     let (items, size_hint): (Vec<(Vec<u8>, f64)>, usize) = match source {
         None => (Vec::new(), 0),
         Some(zset) => {
@@ -416,9 +618,9 @@ fn range_generic(
         }
     };
     if store {
-        store_range(s, a.bytes(1), items, size_hint)
+        Ok(store_range(s, a.bytes(1), items, size_hint))
     } else {
-        range_reply(items, with_scores)
+        Ok(range_reply(items, with_scores))
     }
 }
 
@@ -432,11 +634,7 @@ fn select_range(
     limit: i64,
 ) -> (Vec<(&[u8], f64)>, usize) {
     // LIMIT: a negative offset gives nothing, a negative count means all.
-    let limit = if limit < 0 {
-        None
-    } else {
-        Some(limit as usize)
-    };
+    let limit = usize::try_from(limit).ok();
     match parsed {
         ParsedRange::Rank(start, end) => match clamp_ranks(start, end, zset.len()) {
             Some((start, end)) => (zset.range_by_rank(start, end, reverse), end + 1 - start),
@@ -444,26 +642,32 @@ fn select_range(
         },
         _ if offset < 0 => (Vec::new(), 0),
         ParsedRange::Score(range) => {
+            let offset = usize::try_from(offset).unwrap_or(usize::MAX);
             let span = zset.score_span(&range);
             let items = span.map_or_else(Vec::new, |span| {
-                zset.walk_span(span, reverse, offset as usize, limit)
+                zset.walk_span(span, reverse, offset, limit)
             });
             (items, 0)
         }
-        ParsedRange::Lex(range) => (zset.lex_walk(&range, reverse, offset as usize, limit), 0),
+        ParsedRange::Lex(range) => {
+            let offset = usize::try_from(offset).unwrap_or(usize::MAX);
+            (zset.lex_walk(&range, reverse, offset, limit), 0)
+        }
     }
 }
 
 /// ZRANGESTORE's result: the destination is replaced (its TTL with it), or deleted
-/// when the range is empty.
+/// when the range is empty. The new set is made as `zsetTypeCreate(hint, 0)` makes
+/// it, then filled member by member (so a listpack may convert on the way).
 fn store_range(s: &mut Server, dst: &[u8], items: Vec<(Vec<u8>, f64)>, size_hint: usize) -> Reply {
     if items.is_empty() {
         s.keyspace.remove(dst);
         return Reply::Integer(0);
     }
-    let mut zset = Zset::with_hint(size_hint, 0);
+    let limits = limits(s);
+    let mut zset = Zset::with_hint(size_hint, 0, &limits);
     for (member, score) in &items {
-        zset.add(*score, member, AddFlags::default());
+        zset.add(*score, member, AddFlags::default(), &limits);
     }
     s.keyspace.insert(dst, Value::Zset(Box::new(zset)));
     Reply::Integer(items.len() as i64)
@@ -473,121 +677,158 @@ fn store_range(s: &mut Server, dst: &[u8], items: Vec<(Vec<u8>, f64)>, size_hint
 fn clamp_ranks(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
     let len = len as i64;
     let start = if start < 0 {
-        (len + start).max(0)
+        (len.saturating_add(start)).max(0)
     } else {
         start
     };
-    let end = if end < 0 { len + end } else { end };
+    let end = if end < 0 {
+        len.saturating_add(end)
+    } else {
+        end
+    };
     if start > end || start >= len {
         return None;
     }
     Some((start as usize, end.min(len - 1) as usize))
 }
 
+/// Members, or members with their scores: a flat array in RESP2, `[member,
+/// score]` pairs in RESP3 (the shape of ZRANGE, ZUNION, ZRANDMEMBER).
 pub(super) fn range_reply(items: Vec<(Vec<u8>, f64)>, with_scores: bool) -> Reply {
-    let mut out = Vec::with_capacity(items.len() * if with_scores { 2 } else { 1 });
-    for (member, score) in items {
-        out.push(Reply::Bulk(member));
-        if with_scores {
-            out.push(Reply::double(score));
-        }
+    if with_scores {
+        Reply::Pairs(
+            items
+                .into_iter()
+                .map(|(m, score)| (Reply::Bulk(m), Reply::double(score)))
+                .collect(),
+        )
+    } else {
+        Reply::Array(items.into_iter().map(|(m, _)| Reply::Bulk(m)).collect())
     }
-    Reply::Array(out)
 }
 
-pub fn zmscore(s: &mut Server, a: &Args) -> Reply {
-    let zset = tri!(read(s, a.bytes(1)));
+pub fn zmscore(s: &mut Server, a: &Args) -> CmdResult {
+    let zset = read(s, a.bytes(1))?;
     let scores = (2..a.len())
         .map(|i| match zset.and_then(|z| z.score(a.bytes(i))) {
             Some(score) => Reply::double(score),
             None => Reply::Nil,
         })
         .collect();
-    Reply::Array(scores)
+    Ok(Reply::Array(scores))
 }
 
-pub fn zlexcount(s: &mut Server, a: &Args) -> Reply {
-    let range = tri!(lex_range(a.bytes(2), a.bytes(3)));
-    let count = tri!(read(s, a.bytes(1))).map_or(0, |z| z.lex_count(&range));
-    Reply::Integer(count as i64)
+pub fn zlexcount(s: &mut Server, a: &Args) -> CmdResult {
+    let range = lex_range(a.bytes(2), a.bytes(3))?;
+    let count = read(s, a.bytes(1))?.map_or(0, |z| z.lex_count(&range));
+    Ok(Reply::Integer(count as i64))
 }
 
-pub fn zpopmin(s: &mut Server, a: &Args) -> Reply {
+pub fn zpopmin(s: &mut Server, a: &Args) -> CmdResult {
     pop_command(s, a, false)
 }
 
-pub fn zpopmax(s: &mut Server, a: &Args) -> Reply {
+pub fn zpopmax(s: &mut Server, a: &Args) -> CmdResult {
     pop_command(s, a, true)
 }
 
-/// ZPOPMIN/ZPOPMAX key [count]: a flat array of member, score pairs.
-fn pop_command(s: &mut Server, a: &Args, max: bool) -> Reply {
+/// `getPositiveLongFromObjectOrReply`: one message for junk and negatives.
+fn positive_count(a: &Args, i: usize, message: &str) -> Result<i64, Reply> {
+    match a.int(i) {
+        Ok(n) if n >= 0 => Ok(n),
+        _ => Err(Reply::error(message)),
+    }
+}
+
+/// ZPOPMIN/ZPOPMAX key [count]: without a count a flat `[member, score]`; with
+/// one, pairs (nested in RESP3).
+fn pop_command(s: &mut Server, a: &Args, max: bool) -> CmdResult {
     if a.len() > 3 {
-        return Reply::error(errors::SYNTAX);
+        return Err(Reply::error(errors::SYNTAX));
     }
     let count = if a.len() == 3 {
-        // getPositiveLongFromObjectOrReply: one message for junk and negatives.
-        match a.int(2) {
-            Ok(n) if n >= 0 => Some(n as usize),
-            _ => return Reply::error("ERR value is out of range, must be positive"),
-        }
+        Some(positive_count(
+            a,
+            2,
+            "ERR value is out of range, must be positive",
+        )?)
     } else {
         None
     };
     let key = a.bytes(1);
-    if tri!(read(s, key)).is_none() || count == Some(0) {
-        return Reply::Array(Vec::new());
+    if read(s, key)?.is_none() || count == Some(0) {
+        return Ok(Reply::Array(Vec::new()));
     }
-    Reply::Array(pop_pairs(s, key, count.unwrap_or(1), max))
+    let popped = pop_pairs(s, key, count.unwrap_or(1), max);
+    Ok(match count {
+        None => Reply::Array(
+            popped
+                .into_iter()
+                .flat_map(|(m, score)| [Reply::Bulk(m), Reply::double(score)])
+                .collect(),
+        ),
+        Some(_) => range_reply(popped, true),
+    })
 }
 
 /// Pops up to `count` elements from an existing zset, deleting the key when it
-/// empties; returns member, score, member, score, ...
-fn pop_pairs(s: &mut Server, key: &[u8], count: usize, max: bool) -> Vec<Reply> {
+/// empties.
+fn pop_pairs(s: &mut Server, key: &[u8], count: i64, max: bool) -> Vec<(Vec<u8>, f64)> {
     let mut out = Vec::new();
     if let Ok(Some(zset)) = write(s, key) {
-        for _ in 0..count {
-            let Some((member, score)) = zset.pop(max) else {
+        let n = usize::try_from(count).unwrap_or(usize::MAX).min(zset.len());
+        out.reserve(n);
+        for _ in 0..n {
+            let Some(popped) = zset.pop(max) else {
                 break;
             };
-            out.push(Reply::bulk(member));
-            out.push(Reply::double(score));
+            out.push(popped);
         }
         if zset.is_empty() {
             s.keyspace.remove(key);
+        } else {
+            touched(s, key);
         }
     }
     out
 }
 
-pub fn bzpopmin(s: &mut Server, a: &Args) -> Reply {
+pub fn bzpopmin(s: &mut Server, a: &Args) -> CmdResult {
     blocking_pop(s, a, false)
 }
 
-pub fn bzpopmax(s: &mut Server, a: &Args) -> Reply {
+pub fn bzpopmax(s: &mut Server, a: &Args) -> CmdResult {
     blocking_pop(s, a, true)
 }
 
 /// BZPOPMIN/BZPOPMAX key [key ...] timeout: pops from the first non-empty key and
 /// replies key, member, score; with every key empty the client blocks (through the
 /// listener) or, where it cannot block, gets a null array.
-fn blocking_pop(s: &mut Server, a: &Args, max: bool) -> Reply {
-    let timeout = tri!(parse_timeout(a.bytes(a.len() - 1)));
-    let keys = 1..a.len() - 1;
-    for i in keys.clone() {
-        let key = a.bytes(i);
-        match tri!(read(s, key)) {
-            Some(z) if !z.is_empty() => {
-                let mut reply = vec![Reply::bulk(key)];
-                reply.extend(pop_pairs(s, key, 1, max));
-                return Reply::Array(reply);
-            }
+fn blocking_pop(s: &mut Server, a: &Args, max: bool) -> CmdResult {
+    let timeout = parse_timeout(a.bytes(a.len() - 1))?;
+    let keys: Vec<Vec<u8>> = (1..a.len() - 1).map(|i| a.bytes(i).to_vec()).collect();
+    if let Some(key) = first_nonempty(s, &keys)? {
+        let mut reply = vec![Reply::bulk(&key)];
+        for (m, score) in pop_pairs(s, &key, 1, max) {
+            reply.push(Reply::Bulk(m));
+            reply.push(Reply::double(score));
+        }
+        return Ok(Reply::Array(reply));
+    }
+    s.block(keys, timeout);
+    Ok(Reply::NilArray)
+}
+
+/// The first key holding a non-empty zset; WRONGTYPE stops the search at the
+/// first key of another type.
+fn first_nonempty(s: &mut Server, keys: &[Vec<u8>]) -> Result<Option<Vec<u8>>, Reply> {
+    for key in keys {
+        match read(s, key)? {
+            Some(z) if !z.is_empty() => return Ok(Some(key.clone())),
             _ => continue,
         }
     }
-    let keys = keys.map(|i| a.bytes(i).to_vec()).collect();
-    s.block(keys, timeout);
-    Reply::NilArray
+    Ok(None)
 }
 
 /// A blocking command's timeout in seconds (0 waits forever), as milliseconds
@@ -606,39 +847,113 @@ fn parse_timeout(arg: &[u8]) -> Result<Option<i64>, Reply> {
     Ok((ms > 0.0).then_some(ms as i64))
 }
 
-pub fn zremrangebyrank(s: &mut Server, a: &Args) -> Reply {
-    let (start, end) = (tri!(a.int(2)), tri!(a.int(3)));
+pub fn zmpop(s: &mut Server, a: &Args) -> CmdResult {
+    mpop_generic(s, a, 1, false)
+}
+
+pub fn bzmpop(s: &mut Server, a: &Args) -> CmdResult {
+    mpop_generic(s, a, 2, true)
+}
+
+/// ZMPOP/BZMPOP (`zmpopGenericCommand`): numkeys, then MIN or MAX right after the
+/// keys, then at most one COUNT; BZMPOP's timeout is read after all that. The
+/// reply is `[key, [[member, score], ...]]` in both protocols, a null array when
+/// every set is empty (and BZMPOP cannot block).
+fn mpop_generic(s: &mut Server, a: &Args, numkeys_at: usize, blocking: bool) -> CmdResult {
+    // A custom message covers junk too (`getRangeLongFromObjectOrReply`).
+    let numkeys = match a.int(numkeys_at) {
+        Ok(n) if n >= 1 => n as u64,
+        _ => return Err(Reply::error("ERR numkeys should be greater than 0")),
+    };
+    let where_at = (numkeys_at as u64)
+        .saturating_add(numkeys)
+        .saturating_add(1);
+    if where_at >= a.len() as u64 {
+        return Err(Reply::error(errors::SYNTAX));
+    }
+    let where_at = where_at as usize;
+    let max = if a.is(where_at, "min") {
+        false
+    } else if a.is(where_at, "max") {
+        true
+    } else {
+        return Err(Reply::error(errors::SYNTAX));
+    };
+    let mut count = None;
+    let mut j = where_at + 1;
+    while j < a.len() {
+        let more = a.len() - 1 - j;
+        if count.is_none() && a.is(j, "count") && more > 0 {
+            j += 1;
+            count = match a.int(j) {
+                Ok(n) if n >= 1 => Some(n),
+                _ => return Err(Reply::error("ERR count should be greater than 0")),
+            };
+        } else {
+            return Err(Reply::error(errors::SYNTAX));
+        }
+        j += 1;
+    }
+    let count = count.unwrap_or(1);
+    let timeout = if blocking {
+        Some(parse_timeout(a.bytes(1))?)
+    } else {
+        None
+    };
+    let keys: Vec<Vec<u8>> = (numkeys_at + 1..where_at)
+        .map(|i| a.bytes(i).to_vec())
+        .collect();
+    if let Some(key) = first_nonempty(s, &keys)? {
+        let popped = pop_pairs(s, &key, count, max);
+        let pairs = popped
+            .into_iter()
+            .map(|(m, score)| Reply::Array(vec![Reply::Bulk(m), Reply::double(score)]))
+            .collect();
+        return Ok(Reply::Array(vec![Reply::Bulk(key), Reply::Array(pairs)]));
+    }
+    if let Some(timeout) = timeout {
+        s.block(keys, timeout);
+    }
+    Ok(Reply::NilArray)
+}
+
+pub fn zremrangebyrank(s: &mut Server, a: &Args) -> CmdResult {
+    let (start, end) = (a.int(2)?, a.int(3)?);
     remove_range(s, a, |z| {
         clamp_ranks(start, end, z.len()).map_or(0, |(lo, hi)| z.remove_rank_range(lo, hi))
     })
 }
 
-pub fn zremrangebyscore(s: &mut Server, a: &Args) -> Reply {
-    let range = tri!(score_range(a.bytes(2), a.bytes(3)));
+pub fn zremrangebyscore(s: &mut Server, a: &Args) -> CmdResult {
+    let range = score_range(a.bytes(2), a.bytes(3))?;
     remove_range(s, a, |z| z.remove_score_range(&range))
 }
 
-pub fn zremrangebylex(s: &mut Server, a: &Args) -> Reply {
-    let range = tri!(lex_range(a.bytes(2), a.bytes(3)));
+pub fn zremrangebylex(s: &mut Server, a: &Args) -> CmdResult {
+    let range = lex_range(a.bytes(2), a.bytes(3))?;
     remove_range(s, a, |z| z.remove_lex_range(&range))
 }
 
 /// Shared tail of the ZREMRANGEBY* commands: run `remove` on the zset, delete the
 /// key if it emptied, reply how many went.
-fn remove_range(s: &mut Server, a: &Args, remove: impl FnOnce(&mut Zset) -> usize) -> Reply {
+fn remove_range(s: &mut Server, a: &Args, remove: impl FnOnce(&mut Zset) -> usize) -> CmdResult {
     let key = a.bytes(1);
-    let Some(zset) = tri!(write(s, key)) else {
-        return Reply::Integer(0);
+    let Some(zset) = write(s, key)? else {
+        return Ok(Reply::Integer(0));
     };
     let removed = remove(zset);
     if zset.is_empty() {
         s.keyspace.remove(key);
+    } else if removed > 0 {
+        touched(s, key);
     }
-    Reply::Integer(removed as i64)
+    Ok(Reply::Integer(removed as i64))
 }
 
 /// The count argument of ZRANDMEMBER/HRANDFIELD (`getRangeLongFromObjectOrReply`
-/// over ±LONG_MAX), with the optional WITHSCORES/WITHVALUES word after it.
+/// over ±LONG_MAX), with the optional WITHSCORES/WITHVALUES word after it; with
+/// that word the count must also lie within ±LONG_MAX/2. A negative count beyond
+/// [`sampling::MAX_DRAWS`] is refused (see the module documentation).
 pub(super) fn random_count(a: &Args, with_word: &str) -> Result<i64, Reply> {
     let count = a.int(2)?;
     if count == i64::MIN {
@@ -654,41 +969,42 @@ pub(super) fn random_count(a: &Args, with_word: &str) -> Result<i64, Reply> {
     if a.len() == 4 && !(-i64::MAX / 2..=i64::MAX / 2).contains(&count) {
         return Err(Reply::error("ERR value is out of range"));
     }
+    sampling::check_draws(count)?;
     Ok(count)
 }
 
 /// ZRANDMEMBER key [count [WITHSCORES]].
-pub fn zrandmember(s: &mut Server, a: &Args) -> Reply {
+pub fn zrandmember(s: &mut Server, a: &Args) -> CmdResult {
     if a.len() >= 3 {
-        let count = tri!(random_count(a, "withscores"));
+        let count = random_count(a, "withscores")?;
         return zrandmember_count(s, a, count, a.len() == 4);
     }
     let Server { keyspace, rng, .. } = s;
     let zset = match keyspace.get_mut(a.bytes(1)) {
-        None => return Reply::Nil,
+        None => return Ok(Reply::Nil),
         Some(Value::Zset(z)) => z,
-        Some(_) => return Reply::error(errors::WRONGTYPE),
+        Some(_) => return Err(wrongtype()),
     };
-    match zset.random_member(rng) {
+    Ok(match zset.random_member(rng) {
         Some((member, _)) => Reply::bulk(member),
         None => Reply::Nil,
-    }
+    })
 }
 
 /// `zrandmemberWithCountCommand`: repeats for a negative count (or 1); the whole
 /// set when the count covers it; otherwise a unique sample drawn by selection on a
 /// listpack, by discarding fair-random dict entries when the count is close to the
 /// size, or by repeated fair draws until enough distinct members came up.
-fn zrandmember_count(s: &mut Server, a: &Args, count: i64, with_scores: bool) -> Reply {
+fn zrandmember_count(s: &mut Server, a: &Args, count: i64, with_scores: bool) -> CmdResult {
     let Server { keyspace, rng, .. } = s;
     let zset = match keyspace.get_mut(a.bytes(1)) {
-        None => return Reply::Array(Vec::new()),
+        None => return Ok(Reply::Array(Vec::new())),
         Some(Value::Zset(z)) => z,
-        Some(_) => return Reply::error(errors::WRONGTYPE),
+        Some(_) => return Err(wrongtype()),
     };
     let wanted = count.unsigned_abs() as usize;
     if wanted == 0 {
-        return Reply::Array(Vec::new());
+        return Ok(Reply::Array(Vec::new()));
     }
     let listpack = zset.encoding() == crate::zset::Encoding::Listpack;
     // Listpack picks index the entries in order; the whole-set and dict-copy cases
@@ -723,16 +1039,18 @@ fn zrandmember_count(s: &mut Server, a: &Args, count: i64, with_scores: bool) ->
     } else if wanted * 3 > zset.len() {
         discard_with_fair_draws(all_descending(zset), wanted, rng)
     } else {
+        let mut seen: Dict<()> = Dict::new();
+        seen.expand(wanted);
         let mut picked: Vec<(Vec<u8>, f64)> = Vec::with_capacity(wanted);
         while picked.len() < wanted {
             let (m, score) = zset.random_member(rng).expect("non-empty zset");
-            if !picked.iter().any(|(seen, _)| *seen == m) {
+            if seen.add(m.clone(), ()) {
                 picked.push((m, score));
             }
         }
         picked
     };
-    range_reply(picks, with_scores)
+    Ok(range_reply(picks, with_scores))
 }
 
 /// The "count close to the size" case: copy every element into a fresh dict, drop
@@ -755,4 +1073,143 @@ fn discard_with_fair_draws(
         copy.remove(&victim);
     }
     copy.iter().map(|(m, s)| (m.to_vec(), *s)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::reply::Protocol;
+    use crate::{Reply, Server};
+
+    fn resp(r: &Reply, p: Protocol) -> String {
+        let mut out = Vec::new();
+        r.encode(&mut out, p);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn withscores_replies_nest_in_resp3_only() {
+        let mut s = Server::new();
+        s.cmd(&["ZADD", "z", "1", "a", "2.5", "b"]);
+        let r = s.cmd(&["ZRANGE", "z", "0", "-1", "WITHSCORES"]);
+        assert_eq!(
+            resp(&r, Protocol::Resp2),
+            "*4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$3\r\n2.5\r\n"
+        );
+        assert_eq!(
+            resp(&r, Protocol::Resp3),
+            "*2\r\n*2\r\n$1\r\na\r\n,1\r\n*2\r\n$1\r\nb\r\n,2.5\r\n"
+        );
+        // ZPOPMIN without a count stays flat; with one it nests.
+        let r = s.cmd(&["ZPOPMIN", "z"]);
+        assert_eq!(resp(&r, Protocol::Resp3), "*2\r\n$1\r\na\r\n,1\r\n");
+        let r = s.cmd(&["ZPOPMAX", "z", "5"]);
+        assert_eq!(resp(&r, Protocol::Resp3), "*1\r\n*2\r\n$1\r\nb\r\n,2.5\r\n");
+        assert_eq!(s.cmd(&["EXISTS", "z"]), Reply::Integer(0));
+    }
+
+    #[test]
+    fn zmpop_nests_in_both_protocols() {
+        let mut s = Server::new();
+        s.cmd(&["ZADD", "b", "1", "x", "2", "y"]);
+        let r = s.cmd(&["ZMPOP", "2", "a", "b", "MAX", "COUNT", "10"]);
+        assert_eq!(
+            resp(&r, Protocol::Resp2),
+            "*2\r\n$1\r\nb\r\n*2\r\n*2\r\n$1\r\ny\r\n$1\r\n2\r\n*2\r\n$1\r\nx\r\n$1\r\n1\r\n"
+        );
+        assert_eq!(s.cmd(&["ZMPOP", "1", "b", "MIN"]), Reply::NilArray);
+        assert_eq!(
+            s.cmd(&["ZMPOP", "0", "b", "MIN"]),
+            Reply::error("ERR numkeys should be greater than 0")
+        );
+        assert_eq!(
+            s.cmd(&["ZMPOP", "1", "b", "MIN", "COUNT", "0"]),
+            Reply::error("ERR count should be greater than 0")
+        );
+        assert_eq!(
+            s.cmd(&["ZMPOP", "5", "b", "MIN"]),
+            Reply::error("ERR syntax error")
+        );
+        assert_eq!(
+            s.cmd(&["ZMPOP", "9223372036854775807", "b", "MIN"]),
+            Reply::error("ERR syntax error")
+        );
+        assert_eq!(s.cmd(&["BZMPOP", "0.01", "1", "b", "MIN"]), Reply::NilArray);
+    }
+
+    #[test]
+    fn hostile_random_counts_are_refused_not_panicking() {
+        let mut s = Server::new();
+        s.cmd(&["ZADD", "z", "1", "a"]);
+        for argv in [
+            &["ZRANDMEMBER", "z", "-9223372036854775807"][..],
+            &["ZRANDMEMBER", "z", "-4611686018427387903", "WITHSCORES"],
+            &["ZRANDMEMBER", "z", "-9223372036854770000", "WITHSCORES"],
+        ] {
+            assert!(
+                matches!(s.cmd(argv), Reply::Error(e) if e.starts_with("ERR value is out of range")),
+                "{argv:?}"
+            );
+        }
+        assert_eq!(
+            s.cmd(&["ZRANDMEMBER", "z", "-9223372036854775808"]),
+            Reply::error(
+                "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+            )
+        );
+        // A huge positive count is the whole set.
+        assert_eq!(
+            s.cmd(&["ZRANDMEMBER", "z", "9223372036854775807"]),
+            Reply::Array(vec![Reply::bulk("a")])
+        );
+        let Reply::Array(items) = s.cmd(&["ZRANDMEMBER", "z", "-5"]) else {
+            panic!()
+        };
+        assert_eq!(items.len(), 5);
+        // Huge ranks and limits are clamped, not overflowed.
+        assert_eq!(
+            s.cmd(&["ZRANGE", "z", "-9223372036854775808", "9223372036854775807"]),
+            Reply::Array(vec![Reply::bulk("a")])
+        );
+        assert_eq!(
+            s.cmd(&[
+                "ZRANGE",
+                "z",
+                "-inf",
+                "+inf",
+                "BYSCORE",
+                "LIMIT",
+                "9223372036854775807",
+                "9223372036854775807"
+            ]),
+            Reply::Array(vec![])
+        );
+        assert_eq!(
+            s.cmd(&["ZPOPMIN", "z", "9223372036854775807"]),
+            Reply::Pairs(vec![(Reply::bulk("a"), Reply::Double(1.0))])
+        );
+    }
+
+    #[test]
+    fn configured_thresholds_pick_the_encoding_of_new_sets() {
+        let mut s = Server::new();
+        assert_eq!(
+            s.cmd(&["CONFIG", "SET", "zset-max-ziplist-entries", "0"]),
+            Reply::ok()
+        );
+        s.cmd(&["ZADD", "z", "1", "a"]);
+        assert_eq!(s.cmd(&["OBJECT", "ENCODING", "z"]), Reply::bulk("skiplist"));
+        s.cmd(&["CONFIG", "SET", "zset-max-listpack-entries", "2"]);
+        s.cmd(&["ZADD", "y", "1", "a", "2", "b"]);
+        assert_eq!(s.cmd(&["OBJECT", "ENCODING", "y"]), Reply::bulk("listpack"));
+        // Raising the limit converts nothing back; lowering it converts on the
+        // next write, not at once.
+        s.cmd(&["CONFIG", "SET", "zset-max-listpack-entries", "1"]);
+        assert_eq!(s.cmd(&["OBJECT", "ENCODING", "y"]), Reply::bulk("listpack"));
+        s.cmd(&["ZADD", "y", "3", "c"]);
+        assert_eq!(s.cmd(&["OBJECT", "ENCODING", "y"]), Reply::bulk("skiplist"));
+        s.cmd(&["CONFIG", "SET", "zset-max-listpack-value", "3"]);
+        s.cmd(&["CONFIG", "SET", "zset-max-listpack-entries", "128"]);
+        s.cmd(&["ZADD", "x", "1", "abcd"]);
+        assert_eq!(s.cmd(&["OBJECT", "ENCODING", "x"]), Reply::bulk("skiplist"));
+    }
 }

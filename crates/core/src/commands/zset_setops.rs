@@ -27,8 +27,10 @@
 //! - **ZINTERCARD** counts the intersection and stops at `LIMIT` (0 = no limit); a
 //!   non-integer or negative limit is "LIMIT can't be negative".
 //!
-//! Redis also accepts plain sets as inputs (each member with score 1). The core has
-//! no set type yet, so any non-zset input is WRONGTYPE here.
+//! - **Plain sets** are accepted as inputs, each member with score 1 (`zuiNext` on
+//!   an `OBJ_SET`); any other type is WRONGTYPE. Membership in a set input is
+//!   checked without advancing its dict's rehash (the core reads its inputs
+//!   immutably), which changes nothing but the moment a rehash ends.
 //!
 //! One Redis 8.8 feature is added: `AGGREGATE COUNT` (absent from 8.6.3, which
 //! answers it with a syntax error). Redis 8.8's ZUNIONSTORE page
@@ -39,28 +41,69 @@
 //! including the NaN-to-0 rule (`WEIGHTS inf -inf` gives 0).
 
 use super::zset::range_reply;
-use super::{flags::*, Args, CommandSpec, Server};
+use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::keyspace::Value;
 use crate::num;
 use crate::reply::{errors, Reply};
+use crate::set::Set;
 use crate::zset::Zset;
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
 pub const COMMANDS: &[CommandSpec] = &[
-    CommandSpec::legacy("zunion", -3, zunion).flags(READONLY | MOVABLE_KEYS),
-    CommandSpec::legacy("zinter", -3, zinter).flags(READONLY | MOVABLE_KEYS),
-    CommandSpec::legacy("zdiff", -3, zdiff).flags(READONLY | MOVABLE_KEYS),
-    CommandSpec::legacy("zunionstore", -4, zunionstore)
+    CommandSpec::new("zunion", -3, zunion)
+        .flags(READONLY | MOVABLE_KEYS)
+        .doc(
+            "6.2.0",
+            "Returns the union of sorted sets (and sets), with aggregated scores.",
+            "numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM | MIN | MAX] [WITHSCORES]",
+        ),
+    CommandSpec::new("zinter", -3, zinter)
+        .flags(READONLY | MOVABLE_KEYS)
+        .doc(
+            "6.2.0",
+            "Returns the members every input holds, with aggregated scores.",
+            "numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM | MIN | MAX] [WITHSCORES]",
+        ),
+    CommandSpec::new("zdiff", -3, zdiff)
+        .flags(READONLY | MOVABLE_KEYS)
+        .doc(
+            "6.2.0",
+            "Returns the members of the first input that no other input holds.",
+            "numkeys key [key ...] [WITHSCORES]",
+        ),
+    CommandSpec::new("zunionstore", -4, zunionstore)
         .flags(WRITE | DENYOOM | MOVABLE_KEYS)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zinterstore", -4, zinterstore)
+        .keys(1, 1, 1)
+        .doc(
+            "2.0.0",
+            "Stores the union of sorted sets (and sets) in a key.",
+            "destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM | MIN | MAX]",
+        ),
+    CommandSpec::new("zinterstore", -4, zinterstore)
         .flags(WRITE | DENYOOM | MOVABLE_KEYS)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zdiffstore", -4, zdiffstore)
+        .keys(1, 1, 1)
+        .doc(
+            "2.0.0",
+            "Stores the intersection of sorted sets (and sets) in a key.",
+            "destination numkeys key [key ...] [WEIGHTS weight [weight ...]] [AGGREGATE SUM | MIN | MAX]",
+        ),
+    CommandSpec::new("zdiffstore", -4, zdiffstore)
         .flags(WRITE | DENYOOM | MOVABLE_KEYS)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("zintercard", -3, zintercard).flags(READONLY | MOVABLE_KEYS),
+        .keys(1, 1, 1)
+        .doc(
+            "6.2.0",
+            "Stores the difference of the first input and the others in a key.",
+            "destination numkeys key [key ...]",
+        ),
+    CommandSpec::new("zintercard", -3, zintercard)
+        .flags(READONLY | MOVABLE_KEYS)
+        .doc(
+            "7.0.0",
+            "Counts the members every input holds, stopping at an optional limit.",
+            "numkeys key [key ...] [LIMIT limit]",
+        ),
 ];
 
 const BAD_WEIGHT: &str = "ERR weight value is not a float";
@@ -154,79 +197,106 @@ struct Options {
     limit: usize,
 }
 
-/// One input set (`None` for a missing key) with its weight.
+/// What one input key holds.
+#[derive(Clone, Copy)]
+enum Input<'a> {
+    Missing,
+    Zset(&'a Zset),
+    /// A plain set: every member scores 1.
+    Set(&'a Set),
+}
+
+/// One input with its weight.
 struct Source<'a> {
-    set: Option<&'a Zset>,
+    input: Input<'a>,
     weight: f64,
 }
 
 impl<'a> Source<'a> {
     fn len(&self) -> usize {
-        self.set.map_or(0, |z| z.len())
+        match self.input {
+            Input::Missing => 0,
+            Input::Zset(z) => z.len(),
+            Input::Set(set) => set.len(),
+        }
     }
 
     fn score(&self, member: &[u8]) -> Option<f64> {
-        self.set.and_then(|z| z.score(member))
+        match self.input {
+            Input::Missing => None,
+            Input::Zset(z) => z.score(member),
+            Input::Set(set) => set.has(member).then_some(1.0),
+        }
     }
 
-    fn iter(&self) -> impl Iterator<Item = (&'a [u8], f64)> {
-        self.set.into_iter().flat_map(|z| z.iter())
+    fn items(&self) -> Vec<(Cow<'a, [u8]>, f64)> {
+        match self.input {
+            Input::Missing => Vec::new(),
+            Input::Zset(z) => z.iter().map(|(m, s)| (Cow::Borrowed(m), s)).collect(),
+            Input::Set(set) => set
+                .members()
+                .into_iter()
+                .map(|m| (Cow::Owned(m), 1.0))
+                .collect(),
+        }
     }
 }
 
-pub fn zunion(s: &mut Server, a: &Args) -> Reply {
+pub fn zunion(s: &mut Server, a: &Args) -> CmdResult {
     set_op(s, a, "zunion", Op::Union, Target::Reply)
 }
 
-pub fn zinter(s: &mut Server, a: &Args) -> Reply {
+pub fn zinter(s: &mut Server, a: &Args) -> CmdResult {
     set_op(s, a, "zinter", Op::Inter, Target::Reply)
 }
 
-pub fn zdiff(s: &mut Server, a: &Args) -> Reply {
+pub fn zdiff(s: &mut Server, a: &Args) -> CmdResult {
     set_op(s, a, "zdiff", Op::Diff, Target::Reply)
 }
 
-pub fn zunionstore(s: &mut Server, a: &Args) -> Reply {
+pub fn zunionstore(s: &mut Server, a: &Args) -> CmdResult {
     set_op(s, a, "zunionstore", Op::Union, Target::Store)
 }
 
-pub fn zinterstore(s: &mut Server, a: &Args) -> Reply {
+pub fn zinterstore(s: &mut Server, a: &Args) -> CmdResult {
     set_op(s, a, "zinterstore", Op::Inter, Target::Store)
 }
 
-pub fn zdiffstore(s: &mut Server, a: &Args) -> Reply {
+pub fn zdiffstore(s: &mut Server, a: &Args) -> CmdResult {
     set_op(s, a, "zdiffstore", Op::Diff, Target::Store)
 }
 
-pub fn zintercard(s: &mut Server, a: &Args) -> Reply {
+pub fn zintercard(s: &mut Server, a: &Args) -> CmdResult {
     set_op(s, a, "zintercard", Op::Inter, Target::Card)
 }
 
 /// The shared routine: arguments in Redis's order, then the operation, then the
 /// reply or the store.
-fn set_op(s: &mut Server, a: &Args, name: &str, op: Op, target: Target) -> Reply {
+fn set_op(s: &mut Server, a: &Args, name: &str, op: Op, target: Target) -> CmdResult {
     let first_key = if target == Target::Store { 3 } else { 2 };
-    let numkeys = tri!(a.int(first_key - 1));
+    let numkeys = a.int(first_key - 1)?;
     if numkeys < 1 {
-        return Reply::error(format!(
+        return Err(Reply::error(format!(
             "ERR at least 1 input key is needed for '{name}' command"
-        ));
+        )));
     }
     if numkeys > (a.len() - first_key) as i64 {
-        return Reply::error(errors::SYNTAX);
+        return Err(Reply::error(errors::SYNTAX));
     }
     let keys = first_key..first_key + numkeys as usize;
     for i in keys.clone() {
-        tri!(check_input(s, a.bytes(i)));
+        check_input(s, a.bytes(i))?;
     }
-    let opts = tri!(parse_options(a, keys.end, keys.len(), op, target));
+    let opts = parse_options(a, keys.end, keys.len(), op, target)?;
+    let limits = super::zset::limits(s);
 
     let mut sources: Vec<Source> = keys
         .zip(&opts.weights)
         .map(|(i, &weight)| Source {
-            set: match s.keyspace.peek(a.bytes(i)) {
-                Some(Value::Zset(z)) => Some(z),
-                _ => None,
+            input: match s.keyspace.peek(a.bytes(i)) {
+                Some(Value::Zset(z)) => Input::Zset(z),
+                Some(Value::Set(set)) => Input::Set(set),
+                _ => Input::Missing,
             },
             weight,
         })
@@ -237,7 +307,9 @@ fn set_op(s: &mut Server, a: &Args, name: &str, op: Op, target: Target) -> Reply
     }
     if target == Target::Card {
         let limit = (opts.limit > 0).then_some(opts.limit);
-        return Reply::Integer(intersect(&sources, opts.aggregate, limit).len() as i64);
+        return Ok(Reply::Integer(
+            intersect(&sources, opts.aggregate, limit).len() as i64,
+        ));
     }
     let mut result = match op {
         Op::Union => union(&sources, opts.aggregate),
@@ -245,26 +317,28 @@ fn set_op(s: &mut Server, a: &Args, name: &str, op: Op, target: Target) -> Reply
         Op::Diff => difference(&sources),
     };
     result.sort_by(skiplist_order);
-    let owned = result.into_iter().map(|(m, v)| (m.to_vec(), v)).collect();
-    match target {
-        Target::Store => store(s, a.bytes(1), owned),
+    let owned = result
+        .into_iter()
+        .map(|(m, v)| (m.into_owned(), v))
+        .collect();
+    Ok(match target {
+        Target::Store => store(s, a.bytes(1), owned, &limits),
         _ => range_reply(owned, opts.with_scores),
-    }
+    })
 }
 
 /// The skiplist's order: by score compared with `<` (so `-0` and `0` tie; result
 /// scores are never NaN), then by member bytes.
-fn skiplist_order(x: &(&[u8], f64), y: &(&[u8], f64)) -> Ordering {
+fn skiplist_order(x: &(Cow<[u8]>, f64), y: &(Cow<[u8]>, f64)) -> Ordering {
     let by_score = x.1.partial_cmp(&y.1).expect("result scores are never NaN");
-    by_score.then_with(|| x.0.cmp(y.0))
+    by_score.then_with(|| x.0.cmp(&y.0))
 }
 
-/// An input key must be missing or hold a sorted set. Looking it up also applies
-/// lazy expiry, as `lookupKeyRead` does.
+/// An input key must be missing or hold a sorted set or a set. Looking it up also
+/// applies lazy expiry, as `lookupKeyRead` does.
 fn check_input(s: &mut Server, key: &[u8]) -> Result<(), Reply> {
     match s.keyspace.get(key) {
-        None | Some(Value::Zset(_)) => Ok(()),
-        #[allow(unreachable_patterns)]
+        None | Some(Value::Zset(_)) | Some(Value::Set(_)) => Ok(()),
         Some(_) => Err(Reply::error(errors::WRONGTYPE)),
     }
 }
@@ -314,10 +388,10 @@ fn parse_options(
 
 /// Every member of every input; a member's first contribution starts its score and
 /// later ones are folded in, input by input.
-fn union<'a>(sources: &[Source<'a>], agg: Aggregate) -> Vec<(&'a [u8], f64)> {
-    let mut scores: HashMap<&'a [u8], f64> = HashMap::new();
+fn union<'a>(sources: &[Source<'a>], agg: Aggregate) -> Vec<(Cow<'a, [u8]>, f64)> {
+    let mut scores: HashMap<Cow<'a, [u8]>, f64> = HashMap::new();
     for src in sources {
-        for (member, score) in src.iter() {
+        for (member, score) in src.items() {
             let value = first_value(agg, score, src.weight);
             scores
                 .entry(member)
@@ -334,12 +408,12 @@ fn intersect<'a>(
     sources: &[Source<'a>],
     agg: Aggregate,
     limit: Option<usize>,
-) -> Vec<(&'a [u8], f64)> {
+) -> Vec<(Cow<'a, [u8]>, f64)> {
     let (first, rest) = sources.split_first().expect("at least one input");
     let mut out = Vec::new();
-    for (member, score) in first.iter() {
+    for (member, score) in first.items() {
         let mut acc = first_value(agg, score, first.weight);
-        let everywhere = rest.iter().all(|src| match src.score(member) {
+        let everywhere = rest.iter().all(|src| match src.score(&member) {
             Some(v) => {
                 agg.fold(&mut acc, agg.contribution(v, src.weight));
                 true
@@ -357,23 +431,29 @@ fn intersect<'a>(
 }
 
 /// Members of the first input absent from all the others, with their own scores.
-fn difference<'a>(sources: &[Source<'a>]) -> Vec<(&'a [u8], f64)> {
+fn difference<'a>(sources: &[Source<'a>]) -> Vec<(Cow<'a, [u8]>, f64)> {
     let (first, rest) = sources.split_first().expect("at least one input");
     first
-        .iter()
+        .items()
+        .into_iter()
         .filter(|(member, _)| rest.iter().all(|src| src.score(member).is_none()))
         .collect()
 }
 
 /// Replaces `dst` with the result, or deletes it when the result is empty.
-fn store(s: &mut Server, dst: &[u8], items: Vec<(Vec<u8>, f64)>) -> Reply {
+fn store(
+    s: &mut Server,
+    dst: &[u8],
+    items: Vec<(Vec<u8>, f64)>,
+    limits: &crate::zset::Limits,
+) -> Reply {
     if items.is_empty() {
         s.keyspace.remove(dst);
         return Reply::Integer(0);
     }
     let len = items.len() as i64;
     s.keyspace
-        .insert(dst, Value::Zset(Box::new(Zset::from_result(items))));
+        .insert(dst, Value::Zset(Box::new(Zset::from_result(items, limits))));
     Reply::Integer(len)
 }
 
@@ -388,16 +468,12 @@ mod tests {
 
     /// `member, score, member, score, ...` as a WITHSCORES reply.
     fn scored(items: &[&str]) -> Reply {
-        Reply::Array(
+        Reply::Pairs(
             items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    if i % 2 == 1 {
-                        Reply::Double(crate::num::parse_double_arg(v.as_bytes()).expect("a score"))
-                    } else {
-                        Reply::bulk(v)
-                    }
+                .chunks(2)
+                .map(|pair| {
+                    let score = crate::num::parse_double_arg(pair[1].as_bytes()).expect("a score");
+                    (Reply::bulk(pair[0]), Reply::Double(score))
                 })
                 .collect(),
         )
@@ -645,6 +721,49 @@ mod tests {
         assert_eq!(
             s.cmd(&["ZRANGE", "done:c1", "0", "-1", "WITHSCORES"]),
             scored(&["sv2", "1", "sv3", "1", "sv1", "5", "sv4", "9"])
+        );
+    }
+
+    #[test]
+    fn plain_sets_are_inputs_with_score_one() {
+        let mut s = Server::new();
+        s.cmd(&["SADD", "ints", "1", "2", "3"]);
+        s.cmd(&["SADD", "words", "a", "2"]);
+        s.cmd(&["ZADD", "z", "10", "2", "20", "a"]);
+        assert_eq!(
+            s.cmd(&["ZUNION", "3", "ints", "words", "z", "WITHSCORES"]),
+            scored(&["1", "1", "3", "1", "2", "12", "a", "21"])
+        );
+        assert_eq!(
+            s.cmd(&[
+                "ZINTER",
+                "2",
+                "words",
+                "z",
+                "WEIGHTS",
+                "5",
+                "1",
+                "WITHSCORES"
+            ]),
+            scored(&["2", "15", "a", "25"])
+        );
+        assert_eq!(
+            s.cmd(&["ZDIFF", "2", "ints", "words", "WITHSCORES"]),
+            scored(&["1", "1", "3", "1"])
+        );
+        assert_eq!(
+            s.cmd(&["ZINTERCARD", "2", "ints", "words"]),
+            Reply::Integer(1)
+        );
+        assert_eq!(
+            s.cmd(&["ZUNIONSTORE", "out", "1", "ints"]),
+            Reply::Integer(3)
+        );
+        assert_eq!(s.cmd(&["TYPE", "out"]), Reply::Status("zset".into()));
+        s.cmd(&["SET", "str", "x"]);
+        assert_eq!(
+            s.cmd(&["ZUNION", "2", "ints", "str"]),
+            err("WRONGTYPE Operation against a key holding the wrong kind of value")
         );
     }
 

@@ -47,7 +47,7 @@ pub fn reply_to_lua(lua: &Lua, reply: &Reply) -> mlua::Result<Value> {
             Value::Table(t)
         }
         // A script's client speaks RESP2: the other shapes arrive as RESP2 has them.
-        Reply::Map(pairs) => {
+        Reply::Map(pairs) | Reply::Pairs(pairs) => {
             let t = lua.create_table_with_capacity(2 * pairs.len(), 0)?;
             for (i, (k, v)) in pairs.iter().enumerate() {
                 t.raw_set(2 * i + 1, reply_to_lua(lua, k)?)?;

@@ -713,12 +713,21 @@ impl Server {
         }
         let now = crate::keyspace::now_ms();
         let started = Instant::now();
+        let mut fields = 0;
         for db in 0..DATABASES {
             let left = ACTIVE_EXPIRE_BUDGET.saturating_sub(started.elapsed());
             if left.is_zero() {
                 break;
             }
             let ks = self.db_mut(db);
+            // Hash fields first, as Redis interleaves them (`activeSubexpiresCycle`).
+            if !ks.subexpires.is_empty() {
+                fields += crate::hash::subexpires::active_expire(
+                    ks,
+                    now,
+                    crate::hash::subexpires::FIELDS_PER_CYCLE,
+                ) as u64;
+            }
             if ks.volatile_len() == 0 {
                 continue;
             }
@@ -728,6 +737,8 @@ impl Server {
         }
         self.stats.expired_keys += total.expired as u64;
         self.stats.expired_keys_active += total.expired as u64;
+        self.stats.expired_subkeys += fields;
+        self.stats.expired_subkeys_active += fields;
         total
     }
 

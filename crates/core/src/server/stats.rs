@@ -83,6 +83,10 @@ pub struct Stats {
     pub expired_keys: u64,
     /// The part of `expired_keys` the active expire cycle deleted.
     pub expired_keys_active: u64,
+    /// Hash fields deleted because their TTL passed (`stat_expired_subkeys`), and
+    /// of those, the ones the active cycle deleted.
+    pub expired_subkeys: u64,
+    pub expired_subkeys_active: u64,
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
     pub pubsub_messages: u64,

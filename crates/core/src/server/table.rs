@@ -166,6 +166,32 @@ impl Group {
     }
 }
 
+/// Redis's ACL categories in the order of its `ACLCommandCategories` table (the
+/// order COMMAND INFO prints a command's categories in).
+const ACL_ORDER: &[&str] = &[
+    "@keyspace",
+    "@read",
+    "@write",
+    "@set",
+    "@sortedset",
+    "@list",
+    "@hash",
+    "@string",
+    "@bitmap",
+    "@hyperloglog",
+    "@geo",
+    "@stream",
+    "@pubsub",
+    "@admin",
+    "@fast",
+    "@slow",
+    "@blocking",
+    "@dangerous",
+    "@connection",
+    "@transaction",
+    "@scripting",
+];
+
 /// Where the keys are: `argv[first..=last]` every `step` (a negative `last`
 /// counts from the end), Redis's legacy key triple. `first == 0`: no keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -294,6 +320,8 @@ impl CommandSpec {
         if !self.has(flags::FAST) {
             add("@slow");
         }
+        // COMMAND INFO lists them in the order of Redis's category table.
+        cats.sort_by_key(|c| ACL_ORDER.iter().position(|o| o == c).unwrap_or(usize::MAX));
         cats
     }
 

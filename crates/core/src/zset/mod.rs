@@ -7,8 +7,12 @@
 //! elements it jumps over (its span). Members with equal scores are ordered by their
 //! bytes (memcmp), which is why `REV` also reverses the order of tied names.
 //!
-//! Redis keeps small sets (at most 128 members, none longer than 64 bytes) in a
-//! compact listpack instead, and converts to skiplist + dict once a set outgrows it.
+//! Redis keeps small sets (by default at most 128 members, none longer than 64
+//! bytes: `zset-max-listpack-entries`, `zset-max-listpack-value`) in a compact
+//! listpack instead, and converts to skiplist + dict once a set outgrows it. The
+//! thresholds are read at each write, as Redis reads its config ([`Limits`]): a
+//! changed threshold converts a set on its next write, never at once, and nothing
+//! converts back to a listpack except a computed result (ZUNIONSTORE and friends).
 //! This module tracks which encoding Redis would be using, with the same thresholds
 //! and conversion points, because it shows through in three places: OBJECT
 //! ENCODING, MEMORY USAGE (see [`crate::memory`], which also needs the bucket count
@@ -49,6 +53,38 @@ pub enum AddOutcome {
 pub const MAX_LISTPACK_ENTRIES: usize = 128;
 /// Redis's `zset-max-listpack-value` default (bytes of one member).
 pub const MAX_LISTPACK_VALUE: usize = 64;
+
+/// The listpack thresholds in force for one write (`server.zset_max_listpack_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub entries: usize,
+    pub value: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            entries: MAX_LISTPACK_ENTRIES,
+            value: MAX_LISTPACK_VALUE,
+        }
+    }
+}
+
+impl Limits {
+    /// The thresholds CONFIG SET last gave (`zset-max-listpack-*`, alias
+    /// `zset-max-ziplist-*`).
+    pub fn from_config(c: &crate::server::config::Config) -> Limits {
+        Limits {
+            entries: clamp_usize(c.zset_max_listpack_entries),
+            value: clamp_usize(c.zset_max_listpack_value),
+        }
+    }
+}
+
+/// A config value (0..=LONG_MAX) as a size.
+pub(crate) fn clamp_usize(v: i64) -> usize {
+    usize::try_from(v.max(0)).unwrap_or(usize::MAX)
+}
 
 /// The encoding Redis would report for this set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,19 +130,20 @@ impl Zset {
     }
 
     /// A new set the way `zsetTypeCreate` makes one: a listpack unless the command
-    /// already brings more than 128 elements or a first member over 64 bytes.
-    pub fn with_hint(size_hint: usize, first_member_len: usize) -> Zset {
+    /// already brings more elements than a listpack holds or a first member longer
+    /// than its value limit (then a skiplist whose dict is presized for the hint).
+    pub fn with_hint(size_hint: usize, first_member_len: usize, limits: &Limits) -> Zset {
         let mut z = Zset::new();
-        if size_hint > MAX_LISTPACK_ENTRIES || first_member_len > MAX_LISTPACK_VALUE {
+        if size_hint > limits.entries || first_member_len > limits.value {
             z.convert(size_hint);
         }
         z
     }
 
-    /// `zsetTypeMaybeConvert`: a command adding more than 128 elements at once
-    /// converts a listpack up front.
-    pub fn prepare_for(&mut self, size_hint: usize) {
-        if self.encoding == Encoding::Listpack && size_hint > MAX_LISTPACK_ENTRIES {
+    /// `zsetTypeMaybeConvert`: a command adding more elements at once than a
+    /// listpack holds converts a listpack up front.
+    pub fn prepare_for(&mut self, size_hint: usize, limits: &Limits) {
+        if self.encoding == Encoding::Listpack && size_hint > limits.entries {
             self.convert(size_hint);
         }
     }
@@ -148,12 +185,13 @@ impl Zset {
 
     /// A set built whole from a computed result, as ZUNIONSTORE, ZINTERSTORE and
     /// ZDIFFSTORE build theirs: Redis fills a skiplist, then
-    /// `zsetConvertToListpackIfNeeded` turns it into a listpack if it has at most 128
-    /// members and none is longer than 64 bytes (and so `-0` scores become `0`).
-    pub fn from_result(items: Vec<(Vec<u8>, f64)>) -> Zset {
+    /// `zsetConvertToListpackIfNeeded` turns it into a listpack if it has no more
+    /// members than a listpack holds and none is longer than the value limit (and
+    /// so `-0` scores become `0`).
+    pub fn from_result(items: Vec<(Vec<u8>, f64)>, limits: &Limits) -> Zset {
         let mut z = Zset::new();
-        let fits = items.len() <= MAX_LISTPACK_ENTRIES
-            && items.iter().all(|(m, _)| m.len() <= MAX_LISTPACK_VALUE);
+        let fits =
+            items.len() <= limits.entries && items.iter().all(|(m, _)| m.len() <= limits.value);
         if !fits {
             z.encoding = Encoding::Skiplist;
         }
@@ -167,6 +205,22 @@ impl Zset {
 
     pub fn encoding(&self) -> Encoding {
         self.encoding
+    }
+
+    /// `zsetDup` (COPY): the same encoding; a skiplist's dict is presized and the
+    /// elements are inserted from the greatest down (new nodes draw new levels).
+    pub fn dup(&self) -> Zset {
+        let mut z = Zset::new();
+        z.encoding = self.encoding;
+        if self.encoding == Encoding::Skiplist {
+            z.scores.expand(self.len());
+        }
+        let items: Vec<(f64, Vec<u8>)> = self.order.iter().map(|(s, m)| (s, m.to_vec())).collect();
+        for (score, member) in items.into_iter().rev() {
+            z.order.insert(score, member.clone());
+            z.scores.add(member, score);
+        }
+        z
     }
 
     /// The value actually kept: a listpack stores integral scores as integers, so
@@ -198,8 +252,15 @@ impl Zset {
         self.order.iter().map(|(s, m)| (m, s))
     }
 
-    /// Applies one (score, member) pair the way Redis's `zsetAdd` does.
-    pub fn add(&mut self, score: f64, member: &[u8], flags: AddFlags) -> AddOutcome {
+    /// Applies one (score, member) pair the way Redis's `zsetAdd` does; a new
+    /// member that would take a listpack past `limits` converts it first.
+    pub fn add(
+        &mut self,
+        score: f64,
+        member: &[u8],
+        flags: AddFlags,
+        limits: &Limits,
+    ) -> AddOutcome {
         if score.is_nan() {
             return AddOutcome::NotANumber;
         }
@@ -211,7 +272,7 @@ impl Zset {
                 self.scores.contains_key(member);
                 return AddOutcome::Skipped;
             }
-            return self.add_new(score, member, hash);
+            return self.add_new(score, member, hash, limits);
         };
         self.scores.get_mut_hashed(hash, member);
         if flags.nx {
@@ -239,9 +300,9 @@ impl Zset {
     /// limits converts first (`zsetConvertAndExpand` with room for one more).
     /// `hash` is the member's hash in the current dict, which `add` has just
     /// searched without finding it.
-    fn add_new(&mut self, score: f64, member: &[u8], mut hash: u64) -> AddOutcome {
+    fn add_new(&mut self, score: f64, member: &[u8], mut hash: u64, limits: &Limits) -> AddOutcome {
         if self.encoding == Encoding::Listpack
-            && (self.len() + 1 > MAX_LISTPACK_ENTRIES || member.len() > MAX_LISTPACK_VALUE)
+            && (self.len() + 1 > limits.entries || member.len() > limits.value)
         {
             self.convert(self.len() + 1);
             // A new dict; hash again rather than assume it has the same seed.
@@ -503,29 +564,6 @@ impl Zset {
             Encoding::Listpack => None,
         }
     }
-
-    /// `zsetDup` (COPY): a listpack is copied as is; a skiplist set gets a new
-    /// dict presized to its length and is filled from the greatest element to
-    /// the smallest, as Redis does.
-    pub fn dup(&self) -> Zset {
-        let mut copy = Zset::new();
-        copy.encoding = self.encoding;
-        if self.encoding == Encoding::Skiplist {
-            copy.scores.expand(self.len());
-        }
-        let items: Vec<(f64, &[u8])> = self.order.iter().collect();
-        let backwards = self.encoding == Encoding::Skiplist;
-        let mut add = |score: f64, member: &[u8]| {
-            copy.order.insert(score, member.to_vec());
-            copy.scores.add(member.to_vec(), score);
-        };
-        if backwards {
-            items.iter().rev().for_each(|&(s, m)| add(s, m));
-        } else {
-            items.iter().for_each(|&(s, m)| add(s, m));
-        }
-        copy
-    }
 }
 
 #[cfg(test)]
@@ -549,7 +587,7 @@ mod tests {
             (90.0, "kim"),
         ] {
             assert_eq!(
-                z.add(s, m.as_bytes(), AddFlags::default()),
+                z.add(s, m.as_bytes(), AddFlags::default(), &Limits::default()),
                 AddOutcome::Added(s)
             );
         }
@@ -565,6 +603,30 @@ mod tests {
         assert_eq!(z.rank(b"Bob", true), Some(2));
     }
 
+    const L: Limits = Limits {
+        entries: MAX_LISTPACK_ENTRIES,
+        value: MAX_LISTPACK_VALUE,
+    };
+
+    #[test]
+    fn a_copy_has_the_same_members_and_encoding() {
+        let skip = Limits {
+            entries: 0,
+            value: 64,
+        };
+        let mut z = Zset::with_hint(3, 1, &skip);
+        for (s, m) in [(1.0, "a"), (2.0, "b"), (2.0, "c")] {
+            z.add(s, m.as_bytes(), AddFlags::default(), &skip);
+        }
+        let copy = z.dup();
+        assert_eq!(copy.encoding(), Encoding::Skiplist);
+        assert_eq!(
+            members(copy.range_by_rank(0, 2, false)),
+            ["a 1", "b 2", "c 2"]
+        );
+        assert_eq!(copy.score(b"c"), Some(2.0));
+    }
+
     #[test]
     fn flags_follow_zadd_rules() {
         let mut z = Zset::new();
@@ -576,20 +638,23 @@ mod tests {
             incr: true,
             ..Default::default()
         };
-        assert_eq!(z.add(5.0, b"a", gt), AddOutcome::Added(5.0));
-        assert_eq!(z.add(3.0, b"a", gt), AddOutcome::Skipped);
-        assert_eq!(z.add(7.0, b"a", gt), AddOutcome::Updated(7.0));
-        assert_eq!(z.add(0.0, b"a", incr), AddOutcome::Unchanged(7.0));
+        assert_eq!(z.add(5.0, b"a", gt, &L), AddOutcome::Added(5.0));
+        assert_eq!(z.add(3.0, b"a", gt, &L), AddOutcome::Skipped);
+        assert_eq!(z.add(7.0, b"a", gt, &L), AddOutcome::Updated(7.0));
+        assert_eq!(z.add(0.0, b"a", incr, &L), AddOutcome::Unchanged(7.0));
         assert_eq!(
-            z.add(f64::INFINITY, b"a", AddFlags::default()),
+            z.add(f64::INFINITY, b"a", AddFlags::default(), &L),
             AddOutcome::Updated(f64::INFINITY)
         );
-        assert_eq!(z.add(f64::NEG_INFINITY, b"a", incr), AddOutcome::NotANumber);
+        assert_eq!(
+            z.add(f64::NEG_INFINITY, b"a", incr, &L),
+            AddOutcome::NotANumber
+        );
         let xx = AddFlags {
             xx: true,
             ..Default::default()
         };
-        assert_eq!(z.add(1.0, b"new", xx), AddOutcome::Skipped);
+        assert_eq!(z.add(1.0, b"new", xx, &L), AddOutcome::Skipped);
         assert!(z.remove(b"a"));
         assert!(z.is_empty());
     }
