@@ -30,11 +30,13 @@ mod geo_search;
 mod hash;
 mod hll;
 mod introspection;
+mod lcs;
 mod scripting;
 mod server_cmds;
 mod set;
 mod string;
 mod string_args;
+mod string_value;
 mod zset;
 mod zset_setops;
 

@@ -434,8 +434,9 @@ fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
     if spec.has(flags::PUBSUB) {
         cats.push("@pubsub");
     }
+    // Server and cluster commands have no category of their own.
     let group = spec.group.acl_category();
-    if !cats.contains(&group) && spec.group != Group::Server {
+    if !cats.contains(&group) && !matches!(spec.group, Group::Server | Group::Cluster) {
         cats.push(group);
     }
     cats.push(if spec.has(flags::FAST) {
@@ -446,8 +447,35 @@ fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
     if spec.has(flags::BLOCKING) {
         cats.push("@blocking");
     }
+    // COMMAND INFO lists them in the order of Redis's category table.
+    cats.sort_by_key(|c| ACL_ORDER.iter().position(|o| o == c));
     cats
 }
+
+/// `ACLDefaultCommandCategories` (src/acl.c), in its order.
+const ACL_ORDER: &[&str] = &[
+    "@keyspace",
+    "@read",
+    "@write",
+    "@set",
+    "@sortedset",
+    "@list",
+    "@hash",
+    "@string",
+    "@bitmap",
+    "@hyperloglog",
+    "@geo",
+    "@stream",
+    "@pubsub",
+    "@admin",
+    "@fast",
+    "@slow",
+    "@blocking",
+    "@dangerous",
+    "@connection",
+    "@transaction",
+    "@scripting",
+];
 
 fn flag_names(spec: &CommandSpec) -> Vec<Reply> {
     flags::NAMES
