@@ -134,6 +134,7 @@ fn run(s: &mut Server, a: &Args, read_only: bool) -> CmdResult {
     let Some(highest) = highest else {
         // Only GETs: a missing key reads as zeros.
         let bytes = read_bytes(s, key)?.unwrap_or_default();
+        s.set_dirty(0);
         return Ok(Reply::Array(ops.iter().map(|o| get(&bytes, o)).collect()));
     };
     if read_only {
@@ -141,9 +142,19 @@ fn run(s: &mut Server, a: &Args, read_only: bool) -> CmdResult {
             "ERR BITFIELD_RO only supports the GET subcommand",
         ));
     }
-    let (sds, _) = writable_bits(s, key, highest)?;
+    let (sds, grew) = writable_bits(s, key, highest)?;
     let bytes = sds.as_bytes_mut();
-    let replies = ops.iter().map(|o| apply(bytes, o)).collect();
+    let mut changes = 0;
+    let replies = ops
+        .iter()
+        .map(|o| {
+            let (reply, changed) = apply(bytes, o);
+            // Redis counts every write once the string was created or grew.
+            changes += u64::from(changed || (grew && o.op != Op::Get && reply != Reply::Nil));
+            reply
+        })
+        .collect();
+    s.set_dirty(changes);
     Ok(Reply::Array(replies))
 }
 
@@ -155,10 +166,11 @@ fn get(bytes: &[u8], o: &FieldOp) -> Reply {
     }
 }
 
-/// One operation on a buffer already long enough for every write.
-fn apply(bytes: &mut [u8], o: &FieldOp) -> Reply {
+/// One operation on a buffer already long enough for every write, and whether
+/// it changed the bits.
+fn apply(bytes: &mut [u8], o: &FieldOp) -> (Reply, bool) {
     let (value, incr, is_incr) = match o.op {
-        Op::Get => return get(bytes, o),
+        Op::Get => return (get(bytes, o), false),
         Op::Set(v) => (v, 0, false),
         Op::IncrBy(n) => (0, n, true),
     };
@@ -167,21 +179,24 @@ fn apply(bytes: &mut [u8], o: &FieldOp) -> Reply {
         let base = if is_incr { old } else { value };
         let limited = bitmap::check_signed(base, incr, o.bits, o.overflow);
         if limited.is_some() && o.overflow == Overflow::Fail {
-            return Reply::Nil;
+            return (Reply::Nil, false);
         }
         let new = limited.unwrap_or_else(|| base.wrapping_add(incr));
         bitmap::set_unsigned(bytes, o.offset, o.bits, new as u64);
-        Reply::Integer(if is_incr { new } else { old })
+        (Reply::Integer(if is_incr { new } else { old }), new != old)
     } else {
         let old = bitmap::get_unsigned(bytes, o.offset, o.bits);
         let base = if is_incr { old } else { value as u64 };
         let limited = bitmap::check_unsigned(base, incr, o.bits, o.overflow);
         if limited.is_some() && o.overflow == Overflow::Fail {
-            return Reply::Nil;
+            return (Reply::Nil, false);
         }
         let new = limited.unwrap_or_else(|| base.wrapping_add(incr as u64));
         bitmap::set_unsigned(bytes, o.offset, o.bits, new);
-        Reply::Integer(if is_incr { new as i64 } else { old as i64 })
+        (
+            Reply::Integer(if is_incr { new as i64 } else { old as i64 }),
+            new != old,
+        )
     }
 }
 

@@ -88,10 +88,13 @@ fn setbit(s: &mut Server, a: &Args) -> CmdResult {
         Some(v @ (0 | 1)) => v == 1,
         _ => return Err(Reply::error(BIT_ERROR)),
     };
-    let (sds, _) = writable_bits(s, a.bytes(1), offset)?;
+    let (sds, grew) = writable_bits(s, a.bytes(1), offset)?;
     let bytes = sds.as_bytes_mut();
     let old = bitmap::get_bit(bytes, offset);
     bitmap::set_bit(bytes, offset, on);
+    // Redis counts a change only if the string was created or grew, or the bit
+    // flipped.
+    s.set_dirty(u64::from(grew || old != on));
     Ok(Reply::Integer(i64::from(old)))
 }
 
@@ -217,11 +220,13 @@ fn bitop(s: &mut Server, a: &Args) -> CmdResult {
     let result = bitmap::bitop(op, &refs);
     let len = result.len();
     let dest = a.bytes(2);
-    if len > 0 {
+    let changed = if len > 0 {
         store(s, dest, ArgObject::Raw(Sds::new(&result)), false);
+        true
     } else {
-        s.keyspace.remove(dest);
-    }
+        s.keyspace.remove(dest)
+    };
+    s.set_dirty(u64::from(changed));
     Ok(Reply::Integer(len as i64))
 }
 

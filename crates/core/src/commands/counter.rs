@@ -257,6 +257,8 @@ fn increx(s: &mut Server, a: &Args) -> CmdResult {
     }?;
     if applied {
         apply_expiry(s, key, opts.expiry, opts.enx);
+    } else {
+        s.set_dirty(0);
     }
     Ok(reply)
 }

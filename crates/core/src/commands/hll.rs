@@ -114,6 +114,8 @@ fn pfadd(s: &mut Server, a: &Args) -> CmdResult {
     if updated > 0 {
         hll::invalidate_cache(sds.bytes_mut());
     }
+    // One change per register raised, and one for a new key.
+    s.set_dirty(updated as u64);
     Ok(Reply::Integer(i64::from(updated > 0)))
 }
 
@@ -149,6 +151,8 @@ fn pfcount(s: &mut Server, a: &Args) -> CmdResult {
     }
     let card = hll::count(sds.as_bytes()).map_err(|_| corrupt())?;
     hll::store_count(sds.bytes_mut(), card);
+    // The value changed (its cache), so Redis counts it although PFCOUNT reads.
+    s.set_dirty(1);
     Ok(Reply::Integer(card as i64))
 }
 
@@ -187,6 +191,7 @@ fn pfdebug(s: &mut Server, a: &Args) -> CmdResult {
             return Err(Reply::error("ERR Argument must be ON or OFF"));
         }
         let state = if s.hll_simd { "enabled" } else { "disabled" };
+        s.set_dirty(0);
         return Ok(Reply::Status(state.into()));
     }
     let key = a.bytes(2);
@@ -195,22 +200,28 @@ fn pfdebug(s: &mut Server, a: &Args) -> CmdResult {
     }
     let sds = unshared(s, key)?;
     let enc = hll::encoding(sds.as_bytes());
+    // Only a conversion to dense counts as a change.
     if a.is(1, "getreg") {
-        sparse::to_dense(sds).map_err(|_| corrupt())?;
+        let converted = sparse::to_dense(sds).map_err(|_| corrupt())?;
         let regs = hll::registers(sds.as_bytes());
+        s.set_dirty(u64::from(converted));
         Ok(Reply::Array(
             regs.into_iter().map(|r| Reply::Integer(r.into())).collect(),
         ))
+    } else if a.is(1, "todense") {
+        let converted = sparse::to_dense(sds).map_err(|_| corrupt())?;
+        s.set_dirty(u64::from(converted));
+        Ok(Reply::Integer(i64::from(converted)))
     } else if a.is(1, "decode") {
         if enc != Encoding::Sparse {
             return Err(Reply::error("ERR HLL encoding is not sparse"));
         }
-        Ok(Reply::bulk(sparse::decode(sds.as_bytes())))
+        let text = sparse::decode(sds.as_bytes());
+        s.set_dirty(0);
+        Ok(Reply::bulk(text))
     } else if a.is(1, "encoding") {
+        s.set_dirty(0);
         Ok(Reply::Status(enc.name().into()))
-    } else if a.is(1, "todense") {
-        let converted = sparse::to_dense(sds).map_err(|_| corrupt())?;
-        Ok(Reply::Integer(i64::from(converted)))
     } else {
         // `%s` of the C string: up to a NUL.
         let name = a.bytes(1).split(|&b| b == 0).next().unwrap_or_default();

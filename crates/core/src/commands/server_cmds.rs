@@ -242,7 +242,7 @@ fn section(s: &Server, name: &str) -> String {
         }
         "persistence" => {
             field("loading", "0".into());
-            field("rdb_changes_since_last_save", "0".into());
+            field("rdb_changes_since_last_save", s.dirty().to_string());
             field("rdb_bgsave_in_progress", "0".into());
             field("aof_enabled", "0".into());
         }

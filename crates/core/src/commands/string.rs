@@ -235,6 +235,7 @@ fn set_generic(
     };
     let found = s.keyspace.contains(key);
     if (opts.has(ext::NX) && found) || (opts.has(ext::XX | ext::IFEQ | ext::IFDEQ) && !found) {
+        s.set_dirty(0);
         return Ok(old.unwrap_or(abort));
     }
     if found && opts.has(ext::IFEQ | ext::IFNE | ext::IFDEQ | ext::IFDNE) {
@@ -247,6 +248,7 @@ fn set_generic(
             digest_matches(&current, wanted) == opts.has(ext::IFDEQ)
         };
         if !holds {
+            s.set_dirty(0);
             return Ok(old.unwrap_or(abort));
         }
     }
@@ -318,23 +320,30 @@ fn getex(s: &mut Server, a: &Args) -> CmdResult {
     let opts = ext::parse(a, 2, Kind::Get)?;
     let key = a.bytes(1);
     let Some(value) = lookup(s, key)? else {
+        s.set_dirty(0);
         return Ok(Reply::Nil);
     };
     let reply = Reply::bulk(value.bytes());
     let deadline = ext::deadline_ms(&opts, "getex")?;
-    if opts.has(ext::EXAT | ext::PXAT) && deadline.is_some_and(|at| at <= now_ms()) {
-        s.keyspace.remove(key);
+    let changed = if opts.has(ext::EXAT | ext::PXAT) && deadline.is_some_and(|at| at <= now_ms()) {
+        s.keyspace.remove(key)
     } else if let Some(at) = deadline {
-        s.keyspace.set_expiry(key, Some(at));
+        s.keyspace.set_expiry(key, Some(at))
     } else if opts.has(ext::PERSIST) {
+        let had_ttl = matches!(s.keyspace.expiry(key), Some(Some(_)));
         s.keyspace.set_expiry(key, None);
-    }
+        had_ttl
+    } else {
+        false
+    };
+    s.set_dirty(u64::from(changed));
     Ok(reply)
 }
 
 fn getdel(s: &mut Server, a: &Args) -> CmdResult {
     let reply = get_reply(s, a.bytes(1))?;
-    s.keyspace.remove(a.bytes(1));
+    let deleted = s.keyspace.remove(a.bytes(1));
+    s.set_dirty(u64::from(deleted));
     Ok(reply)
 }
 
@@ -362,6 +371,7 @@ fn setrange(s: &mut Server, a: &Args) -> CmdResult {
     let data = a.bytes(3);
     let old_len = lookup(s, key)?.map(|v| v.len());
     if data.is_empty() {
+        s.set_dirty(0);
         return Ok(Reply::Integer(old_len.unwrap_or(0) as i64));
     }
     check_length(s, offset, data.len() as u64)?;
@@ -441,6 +451,7 @@ fn mset_generic(s: &mut Server, a: &Args, nx: bool, name: &str) -> CmdResult {
     }
     let keys = || (1..a.len()).step_by(2);
     if nx && keys().any(|i| s.keyspace.contains(a.bytes(i))) {
+        s.set_dirty(0);
         return Ok(Reply::Integer(0));
     }
     for i in keys() {
@@ -451,6 +462,7 @@ fn mset_generic(s: &mut Server, a: &Args, nx: bool, name: &str) -> CmdResult {
             false,
         );
     }
+    s.set_dirty(keys().count() as u64);
     Ok(if nx { Reply::Integer(1) } else { Reply::ok() })
 }
 
@@ -471,6 +483,7 @@ fn msetex(s: &mut Server, a: &Args) -> CmdResult {
         for k in keys() {
             let found = s.keyspace.contains(a.bytes(k));
             if (opts.has(ext::NX) && found) || (opts.has(ext::XX) && !found) {
+                s.set_dirty(0);
                 return Ok(Reply::Integer(0));
             }
         }
@@ -483,6 +496,7 @@ fn msetex(s: &mut Server, a: &Args) -> CmdResult {
             s.keyspace.set_expiry(key, Some(at));
         }
     }
+    s.set_dirty(count as u64);
     Ok(Reply::Integer(1))
 }
 
@@ -491,13 +505,18 @@ fn delex(s: &mut Server, a: &Args) -> CmdResult {
     let key = a.bytes(1);
     if a.len() == 2 {
         // `delGenericCommand` on one key.
-        return Ok(Reply::Integer(i64::from(s.keyspace.remove(key))));
+        let deleted = s.keyspace.remove(key);
+        s.set_dirty(u64::from(deleted));
+        return Ok(Reply::Integer(i64::from(deleted)));
     }
     if a.len() != 4 {
         return Err(Reply::error(errors::arity("delex")));
     }
     let current = match s.keyspace.get(key) {
-        None => return Ok(Reply::Integer(0)),
+        None => {
+            s.set_dirty(0);
+            return Ok(Reply::Integer(0));
+        }
         Some(Value::String(v)) => v.bytes().into_owned(),
         Some(_) => {
             return Err(Reply::error(
@@ -518,7 +537,9 @@ fn delex(s: &mut Server, a: &Args) -> CmdResult {
             "ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE",
         ));
     };
-    Ok(Reply::Integer(i64::from(delete && s.keyspace.remove(key))))
+    let deleted = delete && s.keyspace.remove(key);
+    s.set_dirty(u64::from(deleted));
+    Ok(Reply::Integer(i64::from(deleted)))
 }
 
 fn digest(s: &mut Server, a: &Args) -> CmdResult {

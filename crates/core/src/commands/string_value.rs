@@ -172,4 +172,61 @@ mod tests {
         assert!(check_length(&s, 1 << 20, 1 << 20).is_ok());
         assert!(check_length(&s, 1 << 20, (1 << 20) + 1).is_err());
     }
+
+    /// `server.dirty` moves as Redis moves it (bitops.tcl's "SETBIT/BITFIELD only
+    /// increase dirty when the value changed", and the other string commands).
+    #[test]
+    fn changes_are_counted_like_redis() {
+        let mut s = Server::new();
+        let mut step = |s: &mut Server, cmd: &[&str], want: u64| {
+            let before = s.dirty();
+            s.cmd(cmd);
+            assert_eq!(s.dirty() - before, want, "{cmd:?}");
+        };
+        step(&mut s, &["SETBIT", "foo", "0", "0"], 1);
+        step(&mut s, &["BITFIELD", "foo2", "SET", "i5", "0", "0"], 1);
+        step(&mut s, &["SETBIT", "foo", "0", "0"], 0);
+        step(&mut s, &["BITFIELD", "foo2", "SET", "i5", "0", "0"], 0);
+        step(&mut s, &["SETBIT", "foo", "0", "1"], 1);
+        step(
+            &mut s,
+            &["BITFIELD", "foo2", "SET", "i5", "0", "1", "GET", "u8", "0"],
+            1,
+        );
+        step(&mut s, &["BITFIELD", "foo3", "INCRBY", "i5", "0", "1"], 1);
+        step(&mut s, &["BITFIELD", "foo3", "INCRBY", "i5", "0", "1"], 1);
+        step(&mut s, &["SETBIT", "foo", "90", "0"], 1);
+        step(
+            &mut s,
+            &[
+                "BITFIELD", "foo2", "OVERFLOW", "FAIL", "SET", "u2", "100", "9",
+            ],
+            0,
+        );
+        step(&mut s, &["BITFIELD", "foo2", "GET", "u2", "100"], 0);
+        step(&mut s, &["SET", "k", "v"], 1);
+        step(&mut s, &["SET", "k", "v", "NX"], 0);
+        step(&mut s, &["SET", "k", "v", "IFEQ", "other"], 0);
+        step(&mut s, &["MSET", "a", "1", "b", "2", "c", "3"], 3);
+        step(&mut s, &["MSETNX", "a", "1", "z", "2"], 0);
+        step(&mut s, &["GETEX", "k"], 0);
+        step(&mut s, &["GETEX", "k", "PERSIST"], 0);
+        step(&mut s, &["GETEX", "k", "EX", "100"], 1);
+        step(&mut s, &["GETEX", "k", "PERSIST"], 1);
+        step(&mut s, &["GETDEL", "nokey"], 0);
+        step(&mut s, &["SETRANGE", "k", "3", ""], 0);
+        step(&mut s, &["DELEX", "k", "IFEQ", "nope"], 0);
+        step(&mut s, &["DELEX", "k", "IFEQ", "v"], 1);
+        step(&mut s, &["INCR", "n"], 1);
+        step(&mut s, &["INCR", "k2", "x"], 0);
+        step(&mut s, &["BITOP", "AND", "none", "missing"], 0);
+        step(&mut s, &["PFADD", "h", "a", "b", "c"], 4);
+        step(&mut s, &["PFADD", "h", "a"], 0);
+        step(&mut s, &["PFCOUNT", "h"], 1);
+        step(&mut s, &["PFCOUNT", "h"], 0);
+        step(&mut s, &["PFDEBUG", "ENCODING", "h"], 0);
+        step(&mut s, &["PFDEBUG", "TODENSE", "h"], 1);
+        step(&mut s, &["PFDEBUG", "TODENSE", "h"], 0);
+        step(&mut s, &["LCS", "a", "b"], 0);
+    }
 }
