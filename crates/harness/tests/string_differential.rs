@@ -466,7 +466,11 @@ fn lcs_text(rng: &mut ChaCha8Rng) -> String {
 
 fn lcs_command(rng: &mut ChaCha8Rng) -> Vec<String> {
     let keys = ["l1", "l2", "l3", "n", "missing", "z"];
-    let mut argv: Vec<String> = vec!["LCS".into(), pick(rng, &keys).into(), pick(rng, &keys).into()];
+    let mut argv: Vec<String> = vec![
+        "LCS".into(),
+        pick(rng, &keys).into(),
+        pick(rng, &keys).into(),
+    ];
     for _ in 0..rng.gen_range(0..4) {
         match rng.gen_range(0..12) {
             0..=2 => argv.push("IDX".into()),
@@ -500,7 +504,19 @@ fn other_family_command(rng: &mut ChaCha8Rng) -> Vec<Vec<u8>> {
     let bound = |rng: &mut ChaCha8Rng| -> String {
         pick(
             rng,
-            &["0", "1", "-1", "-2", "3", "7", "9", "100", "-100", "x", "-9223372036854775808"],
+            &[
+                "0",
+                "1",
+                "-1",
+                "-2",
+                "3",
+                "7",
+                "9",
+                "100",
+                "-100",
+                "x",
+                "-9223372036854775808",
+            ],
         )
         .into()
     };
@@ -530,7 +546,12 @@ fn other_family_command(rng: &mut ChaCha8Rng) -> Vec<Vec<u8>> {
             }
         }
         6 => {
-            let op = pick(rng, &["AND", "OR", "XOR", "NOT", "DIFF", "DIFF1", "ANDOR", "ONE", "NAND"]);
+            let op = pick(
+                rng,
+                &[
+                    "AND", "OR", "XOR", "NOT", "DIFF", "DIFF1", "ANDOR", "ONE", "NAND",
+                ],
+            );
             argv.extend(["BITOP".into(), op.into(), pick(rng, &keys).into()]);
             for _ in 0..rng.gen_range(1..4) {
                 argv.push(pick(rng, &keys).into());
@@ -560,7 +581,10 @@ fn other_family_command(rng: &mut ChaCha8Rng) -> Vec<Vec<u8>> {
             }
         }
         10..=12 => {
-            argv.extend(["PFADD".into(), pick(rng, &["h1", "h2", "h1", "b1", "z"]).into()]);
+            argv.extend([
+                "PFADD".into(),
+                pick(rng, &["h1", "h2", "h1", "b1", "z"]).into(),
+            ]);
             let n = match rng.gen_range(0..6) {
                 0 => rng.gen_range(100..800),
                 _ => rng.gen_range(0..12),
@@ -668,8 +692,16 @@ fn lcs_replies_like_redis() {
     );
     // (511 + 1)^2 * 4 = 1 MB exactly is allowed; one byte more is not.
     for (a, b) in [(511, 511), (511, 512), (600, 600), (10, 30_000)] {
-        run(v(&["SET", "g1", &"ab".repeat(a)[..a]]), &mut history, &mut sent);
-        run(v(&["SET", "g2", &"ba".repeat(b)[..b]]), &mut history, &mut sent);
+        run(
+            v(&["SET", "g1", &"ab".repeat(a)[..a]]),
+            &mut history,
+            &mut sent,
+        );
+        run(
+            v(&["SET", "g2", &"ba".repeat(b)[..b]]),
+            &mut history,
+            &mut sent,
+        );
         run(v(&["LCS", "g1", "g2", "LEN"]), &mut history, &mut sent);
     }
     run(
@@ -690,7 +722,12 @@ fn changes_of(info: &[u8]) -> Option<u64> {
 
 /// Sends `argv` to both servers over the wire; the replies must be the same
 /// bytes, and `rdb_changes_since_last_save` must move by the same amount.
-fn compare_wire(redis: &mut RawRedis, core: &mut RawRedis, argv: &[Vec<u8>], history: &mut Vec<String>) {
+fn compare_wire(
+    redis: &mut RawRedis,
+    core: &mut RawRedis,
+    argv: &[Vec<u8>],
+    history: &mut Vec<String>,
+) {
     let info: Vec<Vec<u8>> = vec![b"INFO".to_vec(), b"persistence".to_vec()];
     history.push(describe(argv));
     let before = (
@@ -708,8 +745,10 @@ fn compare_wire(redis: &mut RawRedis, core: &mut RawRedis, argv: &[Vec<u8>], his
     // Changes are compared for this file's families only (EXPIRE, ZADD, ... count
     // theirs elsewhere).
     let name = String::from_utf8_lossy(&argv[0]).to_ascii_uppercase();
-    let counted = !["EXPIRE", "PEXPIRE", "PERSIST", "TTL", "TYPE", "EXISTS", "ZADD"]
-        .contains(&name.as_str());
+    let counted = ![
+        "EXPIRE", "PEXPIRE", "PERSIST", "TTL", "TYPE", "EXISTS", "ZADD",
+    ]
+    .contains(&name.as_str());
     if got != expected || (counted && deltas.0 != deltas.1) || deltas.0.is_none() {
         let tail: Vec<String> = history.iter().rev().take(15).rev().cloned().collect();
         let show = |b: &[u8]| String::from_utf8_lossy(&b[..b.len().min(300)]).into_owned();
@@ -760,4 +799,67 @@ fn string_families_reply_like_redis_in_resp3() {
     }
     drop(listener);
     eprintln!("{sent} commands in RESP3 through the listener, identical replies and changes");
+}
+
+/// Counts, offsets and sizes at and past every limit (i64 extremes, the 512 MB
+/// string, bit offsets, `#n` bitfield offsets that overflow, huge expiries and
+/// MINMATCHLEN): the same errors or replies as Redis, nothing allocated that Redis
+/// would not allocate, and no panic.
+const HOSTILE: &[&str] = &[
+    "SET k 12",
+    "SETRANGE k 536870912 x",
+    "SETRANGE k 9223372036854775807 x",
+    "SETRANGE k -1 x",
+    "SETRANGE k 18446744073709551616 x",
+    "SETBIT k 4294967296 1",
+    "SETBIT k -1 1",
+    "SETBIT k 9223372036854775807 1",
+    "BITFIELD k SET i64 #9223372036854775807 1",
+    "BITFIELD k SET i64 #144115188075855871 1",
+    "BITFIELD k SET u8 #536870912 1",
+    "BITFIELD k GET u8 #536870911",
+    "BITFIELD k GET i64 4294967295",
+    "BITFIELD missing GET u63 4294967295",
+    "BITFIELD k INCRBY i64 0 -9223372036854775808",
+    "BITCOUNT k -9223372036854775808 9223372036854775807 BIT",
+    "BITCOUNT k -9223372036854775808 9223372036854775807",
+    "BITPOS k 0 -9223372036854775808 9223372036854775807 BIT",
+    "BITPOS k 1 9223372036854775807",
+    "GETRANGE k -9223372036854775808 9223372036854775807",
+    "GETRANGE k 9223372036854775807 -9223372036854775808",
+    "MSETEX 2147483647 a b",
+    "MSETEX 9223372036854775807 a b",
+    "MSETEX -1 a b",
+    "INCRBY k 9223372036854775807",
+    "DECRBY k -9223372036854775808",
+    "INCRBYFLOAT k 1e4932",
+    "INCRBYFLOAT k 1e5000",
+    "GETEX k EX 9223372036854775807",
+    "GETEX k PX 9223372036854775807",
+    "GETEX k EXAT 9223372036854775807",
+    "SET k v PX 9223372036854775807",
+    "SET k v EX 9223372036854775",
+    "SET k v EX 9223372036854776",
+    "LCS k k MINMATCHLEN 9223372036854775807 IDX",
+    "LCS k k MINMATCHLEN -9223372036854775808 IDX",
+    "PFCOUNT k",
+    "BITOP NOT k missing",
+    "APPEND k x",
+    "STRLEN k",
+];
+
+#[test]
+fn hostile_counts_and_offsets_reply_like_redis() {
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let mut redis = RawRedis::connect(server.port).expect("connect to redis");
+    let mut core = Server::new();
+    let mut history = Vec::new();
+    redis.call(&[b"FLUSHALL".to_vec()]).unwrap();
+    for line in HOSTILE {
+        let argv: Vec<Vec<u8>> = line.split(' ').map(|w| w.as_bytes().to_vec()).collect();
+        check(&mut redis, &mut core, &argv, &mut history, "hostile");
+    }
+    eprintln!("{} hostile commands, identical replies", HOSTILE.len());
 }

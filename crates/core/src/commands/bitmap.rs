@@ -15,9 +15,12 @@
 //!   destination when every source is empty or missing; it drops the TTL.
 
 use super::string::clamp_range;
-use super::string_value::{lookup, max_bulk_len, read_bytes, store, writable_bits};
+use std::borrow::Cow;
+
+use super::string_value::{lookup, max_bulk_len, store, writable_bits};
 use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::bitmap::{self, BitOp};
+use crate::keyspace::Value;
 use crate::reply::{errors, Reply};
 use crate::sds::Sds;
 use crate::strings::ArgObject;
@@ -212,16 +215,24 @@ fn bitop(s: &mut Server, a: &Args) -> CmdResult {
             String::from_utf8_lossy(name).to_ascii_uppercase()
         )));
     }
-    let mut sources = Vec::with_capacity(a.len() - 3);
+    // Look every source up (type check, lazy expiry), then read them in place.
     for i in 3..a.len() {
-        sources.push(read_bytes(s, a.bytes(i))?.unwrap_or_default());
+        lookup(s, a.bytes(i))?;
     }
-    let refs: Vec<&[u8]> = sources.iter().map(Vec::as_slice).collect();
+    let sources: Vec<Cow<'_, [u8]>> = (3..a.len())
+        .map(|i| match s.keyspace.peek(a.bytes(i)) {
+            Some(Value::String(v)) => v.bytes(),
+            _ => Cow::Borrowed(&[][..]),
+        })
+        .collect();
+    let refs: Vec<&[u8]> = sources.iter().map(|c| c.as_ref()).collect();
     let result = bitmap::bitop(op, &refs);
+    drop(refs);
+    drop(sources);
     let len = result.len();
     let dest = a.bytes(2);
     let changed = if len > 0 {
-        store(s, dest, ArgObject::Raw(Sds::new(&result)), false);
+        store(s, dest, ArgObject::Raw(Sds::from_vec(result)), false);
         true
     } else {
         s.keyspace.remove(dest)

@@ -381,7 +381,7 @@ fn setrange(s: &mut Server, a: &Args) -> CmdResult {
         let mut bytes = vec![0u8; offset + data.len()];
         bytes[offset..].copy_from_slice(data);
         let len = bytes.len();
-        store(s, key, ArgObject::Raw(Sds::new(&bytes)), false);
+        store(s, key, ArgObject::Raw(Sds::from_vec(bytes)), false);
         return Ok(Reply::Integer(len as i64));
     }
     let sds = unshared(s, key)?;

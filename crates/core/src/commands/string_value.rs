@@ -108,7 +108,7 @@ pub(crate) fn writable_bits<'s>(
         .and_then(|b| b.checked_add(1))
         .ok_or_else(|| Reply::error(LENGTH_ERROR))?;
     if lookup(s, key)?.is_none() {
-        return Ok((add_raw(s, key, Sds::new(&vec![0; len]))?, true));
+        return Ok((add_raw(s, key, Sds::from_vec(vec![0; len]))?, true));
     }
     let sds = unshared(s, key)?;
     let old = sds.len();
