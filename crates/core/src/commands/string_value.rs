@@ -178,7 +178,7 @@ mod tests {
     #[test]
     fn changes_are_counted_like_redis() {
         let mut s = Server::new();
-        let mut step = |s: &mut Server, cmd: &[&str], want: u64| {
+        let step = |s: &mut Server, cmd: &[&str], want: u64| {
             let before = s.dirty();
             s.cmd(cmd);
             assert_eq!(s.dirty() - before, want, "{cmd:?}");

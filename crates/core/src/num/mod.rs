@@ -23,7 +23,7 @@ mod strtod;
 
 pub use grisu::{double_to_i64_exact, format_double};
 pub use integers::{format_i64, parse_i64};
-pub use strtod::{parse_double_arg, parse_score_bound};
+pub use strtod::{c_str, parse_double_arg, parse_score_bound, strtod_prefix};
 
 /// `getDoubleFromObjectOrReply` with no custom message (ZADD, ZINCRBY scores).
 pub const ERR_NOT_FLOAT: &str = "ERR value is not a valid float";

@@ -72,8 +72,17 @@ pub fn parse_score_bound(s: &[u8]) -> Option<(f64, bool)> {
     Some((ff.value, exclusive))
 }
 
-/// The bytes before the first NUL, i.e. what C string functions see.
-fn c_str(s: &[u8]) -> &[u8] {
+/// `fast_float_strtod(s, &end)` on `s` read as a C string (up to its first
+/// NUL): the value and how many bytes it consumed (0 when nothing parsed, with
+/// the value 0). For SORT's scores and DEBUG SLEEP's seconds (the list branch
+/// adds these callers).
+pub fn strtod_prefix(s: &[u8]) -> (f64, usize) {
+    let ff = fast_float_strtod(c_str(s));
+    (ff.value, ff.consumed)
+}
+
+/// `s` as C sees it: the bytes before the first NUL.
+pub fn c_str(s: &[u8]) -> &[u8] {
     match s.iter().position(|&b| b == 0) {
         Some(end) => &s[..end],
         None => s,
@@ -454,6 +463,14 @@ mod tests {
         assert_eq!(pd("0x1.0000001p-1075"), Some(5e-324));
         let z = pd("-0x0p99999").unwrap();
         assert!(z == 0.0 && z.is_sign_negative());
+    }
+
+    #[test]
+    fn prefixes_stop_where_fast_float_stops() {
+        assert_eq!(strtod_prefix(b"1.5xyz"), (1.5, 3));
+        assert_eq!(strtod_prefix(b"abc"), (0.0, 0));
+        assert_eq!(strtod_prefix(b"2\x003"), (2.0, 1));
+        assert_eq!(c_str(b"ab\x00cd"), b"ab");
     }
 
     #[test]
