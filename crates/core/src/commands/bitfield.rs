@@ -22,9 +22,9 @@ pub const COMMANDS: &[CommandSpec] = &[
         .doc(
             "3.2.0",
             "Reads, writes and increments integers of any width at any bit offset.",
-            "key [GET encoding offset | [OVERFLOW WRAP | SAT | FAIL] \
+            "key [GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] \
              <SET encoding offset value | INCRBY encoding offset increment> \
-             [GET encoding offset | [OVERFLOW WRAP | SAT | FAIL] \
+             [GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] \
              <SET encoding offset value | INCRBY encoding offset increment> ...]]",
         ),
     CommandSpec::new("bitfield_ro", -2, bitfield_ro)

@@ -11,11 +11,10 @@
 
 use std::borrow::Cow;
 
-use super::string_value::{add_raw, unshared};
+use super::string_value::{add_raw, lookup, unshared};
 use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::hll::{self, dense, sparse, Encoding, HDR_SIZE, REGISTERS};
-use crate::keyspace::Value;
-use crate::reply::{errors, Reply};
+use crate::reply::Reply;
 use crate::sds::Sds;
 use crate::strings::StringValue;
 
@@ -68,19 +67,18 @@ fn corrupt() -> Reply {
     Reply::error(CORRUPT)
 }
 
-/// `lookupKey` + `isHLLObjectOrReply`: the sketch's bytes, `None` if missing.
+/// `lookupKey` + `isHLLObjectOrReply`: the sketch's bytes, `None` if missing;
+/// WRONGTYPE for another type, and its HyperLogLog variant for a string that is
+/// not a sketch (an int never is).
 fn sketch<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<Cow<'s, [u8]>>, Reply> {
-    match s.keyspace.get(key) {
-        None => Ok(None),
-        Some(Value::String(v)) => {
-            let bytes = v.bytes();
-            if matches!(v, StringValue::Raw(_) | StringValue::Embstr(_)) && hll::is_valid(&bytes) {
-                Ok(Some(bytes))
-            } else {
-                Err(Reply::error(NOT_HLL))
-            }
-        }
-        Some(_) => Err(Reply::error(errors::WRONGTYPE)),
+    let Some(v) = lookup(s, key)? else {
+        return Ok(None);
+    };
+    let bytes = v.bytes();
+    if matches!(v, StringValue::Raw(_) | StringValue::Embstr(_)) && hll::is_valid(&bytes) {
+        Ok(Some(bytes))
+    } else {
+        Err(Reply::error(NOT_HLL))
     }
 }
 
@@ -335,7 +333,10 @@ mod tests {
         s.cmd(&["SET", "str", "hello"]);
         s.cmd(&["ZADD", "z", "1", "a"]);
         assert_eq!(s.cmd(&["PFADD", "str", "x"]), Reply::error(NOT_HLL));
-        assert_eq!(s.cmd(&["PFCOUNT", "z"]), Reply::error(errors::WRONGTYPE));
+        assert_eq!(
+            s.cmd(&["PFCOUNT", "z"]),
+            Reply::error(crate::reply::errors::WRONGTYPE)
+        );
         assert_eq!(
             s.cmd(&["PFDEBUG", "GETREG", "nokey"]),
             Reply::error("ERR The specified key does not exist")
@@ -378,6 +379,23 @@ mod tests {
             s.cmd(&["PFCOUNT", "m2"]),
             s.cmd(&["PFCOUNT", "small", "dense"])
         );
+    }
+
+    /// hyperloglog.tcl's "Change hll-sparse-max-bytes": the configured limit
+    /// applies on the next write.
+    #[test]
+    fn the_configured_sparse_limit_applies_on_the_next_write() {
+        let mut s = Server::new();
+        s.cmd(&["CONFIG", "SET", "hll-sparse-max-bytes", "3000"]);
+        let mut add = vec!["PFADD", "hll"];
+        add.extend(["a", "b", "c", "d", "e", "d", "g", "h", "i", "j", "k"]);
+        s.cmd(&add);
+        let encoding = |s: &mut Server| s.cmd(&["PFDEBUG", "ENCODING", "hll"]);
+        assert_eq!(encoding(&mut s), Reply::Status("sparse".into()));
+        s.cmd(&["CONFIG", "SET", "hll-sparse-max-bytes", "30"]);
+        assert_eq!(encoding(&mut s), Reply::Status("sparse".into()));
+        s.cmd(&["PFADD", "hll", "new_element"]);
+        assert_eq!(encoding(&mut s), Reply::Status("dense".into()));
     }
 
     #[test]
