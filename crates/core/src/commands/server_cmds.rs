@@ -238,7 +238,8 @@ fn section(s: &Server, name: &str) -> String {
                     .cloned()
                     .unwrap_or_default(),
             );
-            field("mem_allocator", "libc".into());
+            // MEMORY USAGE models jemalloc 5.3's size classes (crate::memory).
+            field("mem_allocator", "jemalloc-5.3.0".into());
         }
         "persistence" => {
             field("loading", "0".into());
