@@ -138,7 +138,7 @@ impl StringValue {
     /// STRLEN.
     pub fn len(&self) -> usize {
         match self {
-            StringValue::Int(v) => v.to_string().len(),
+            StringValue::Int(v) => crate::num::digits10(*v),
             StringValue::Embstr(b) => b.len(),
             StringValue::Raw(s) => s.len(),
         }

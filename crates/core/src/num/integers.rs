@@ -11,6 +11,18 @@ pub fn format_i64(v: i64) -> String {
     v.to_string()
 }
 
+/// `sdigits10`: the length of `ll2string(v)`, without printing it.
+pub fn digits10(v: i64) -> usize {
+    let sign = usize::from(v < 0);
+    let mut n = v.unsigned_abs();
+    let mut digits = 1;
+    while n >= 10 {
+        n /= 10;
+        digits += 1;
+    }
+    sign + digits
+}
+
 /// Parses a strict decimal integer.
 ///
 /// Mirrors `string2ll` (src/util.c), used by `getLongLongFromObject`; `None`
@@ -57,6 +69,23 @@ mod tests {
         assert_eq!(format_i64(0), "0");
         assert_eq!(format_i64(-42), "-42");
         assert_eq!(format_i64(i64::MIN), "-9223372036854775808");
+    }
+
+    #[test]
+    fn digits10_is_the_printed_length() {
+        for v in [
+            0,
+            9,
+            10,
+            -1,
+            -10,
+            99_999,
+            i64::MAX,
+            i64::MIN,
+            1_000_000_000_000,
+        ] {
+            assert_eq!(digits10(v), format_i64(v).len(), "{v}");
+        }
     }
 
     #[test]
