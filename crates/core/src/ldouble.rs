@@ -314,4 +314,28 @@ mod tests {
         assert!(ld("inf").is_infinite());
         assert!(ld("1e4000").is_finite());
     }
+
+    /// Hostile input stays cheap: the longest accepted argument, huge exponents.
+    #[test]
+    fn hostile_numbers_parse_quickly() {
+        let started = std::time::Instant::now();
+        // 5,119 digits overflow (as in Redis); 4,000 do not.
+        let long = "1".repeat(MAX_LONG_DOUBLE_CHARS - 1);
+        assert!(LongDouble::parse(long.as_bytes()).is_none());
+        assert!(LongDouble::parse("9".repeat(4000).as_bytes()).is_some());
+        let long_frac = format!("0.{}", "7".repeat(MAX_LONG_DOUBLE_CHARS - 3));
+        assert!(LongDouble::parse(long_frac.as_bytes()).is_some());
+        for s in [
+            "1e99999999999999999999999",
+            "1e-99999999999999999999999",
+            "0x1p99999999999999999999",
+            "0x1p-99999999999999999999",
+            "0e99999999999999999999999",
+        ] {
+            let _ = LongDouble::parse(s.as_bytes());
+        }
+        let big = ld("1e4932");
+        assert!(big.to_human().len() > 4900);
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    }
 }

@@ -52,6 +52,11 @@ pub struct Sds {
 impl Sds {
     /// `sdsnewlen(bytes, len)`.
     pub fn new(bytes: &[u8]) -> Sds {
+        Sds::from_vec(bytes.to_vec())
+    }
+
+    /// `sdsnewlen` over bytes the caller built (no second copy of a big buffer).
+    pub fn from_vec(bytes: Vec<u8>) -> Sds {
         let len = bytes.len();
         let mut header = sds_header_len(len);
         if len == 0 {
@@ -59,7 +64,7 @@ impl Sds {
         }
         if header == 1 {
             return Sds {
-                bytes: bytes.to_vec(),
+                bytes,
                 header,
                 capacity: len,
             };
@@ -67,7 +72,7 @@ impl Sds {
         let bufsize = jemalloc_usable(header + len + 1);
         let header = fit_header(header, bufsize);
         Sds {
-            bytes: bytes.to_vec(),
+            bytes,
             header,
             capacity: bufsize - header - 1,
         }

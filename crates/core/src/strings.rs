@@ -138,7 +138,7 @@ impl StringValue {
     /// STRLEN.
     pub fn len(&self) -> usize {
         match self {
-            StringValue::Int(v) => v.to_string().len(),
+            StringValue::Int(v) => crate::num::digits10(*v),
             StringValue::Embstr(b) => b.len(),
             StringValue::Raw(s) => s.len(),
         }
@@ -191,6 +191,40 @@ impl StringValue {
     }
 }
 
+impl StringValue {
+    /// What `DEBUG SDSLEN` answers for this value under a key of `key_len` bytes
+    /// (`slot`: the key object carries an expiry slot): the key's SDS, the key
+    /// object's allocation, and the value's SDS (an embedded one reports the room
+    /// left in the object's size class as its free space, and no allocation of
+    /// its own). `None` for an int, which Redis answers with `Not an sds encoded
+    /// string.`. For the DEBUG command, which lives elsewhere.
+    pub fn debug_sdslen(&self, key_len: usize, slot: bool) -> Option<String> {
+        let (object, len, avail, alloc) = match self {
+            StringValue::Int(_) => return None,
+            StringValue::Embstr(b) => {
+                let total = self.alloc_size(key_len, slot);
+                let meta = if slot || key_len >= crate::memory::KEY_LEN_WITH_EXPIRE_SLOT {
+                    EXPIRE_SLOT_SIZE
+                } else {
+                    0
+                };
+                let used = meta + ROBJ_SIZE + 1 + sds_size(key_len) + 3 + b.len() + 1;
+                (total, b.len(), total - used, 0)
+            }
+            StringValue::Raw(s) => (
+                key_object_size(key_len, slot),
+                s.len(),
+                s.avail(),
+                s.alloc_size(),
+            ),
+        };
+        Some(format!(
+            "key_sds_len:{key_len}, key_sds_avail:0, key_zmalloc: {object}, \
+             val_sds_len:{len}, val_sds_avail:{avail}, val_zmalloc: {alloc}"
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,5 +257,28 @@ mod tests {
         assert_eq!(v.alloc_size(5, false), 114_712);
         assert_eq!(stored("k", b"1").alloc_size(1, false), 24);
         assert_eq!(stored("k", b"hello").alloc_size(1, false), 32);
+    }
+
+    /// string.tcl's "Check MEMORY USAGE for embedded key strings with jemalloc".
+    #[test]
+    fn debug_sdslen_of_the_tcl_suites_cases() {
+        let case = |val: &str, slot: bool| stored("x234", val.as_bytes()).debug_sdslen(4, slot);
+        let line = |z: usize, l: usize, a: usize| {
+            Some(format!(
+                "key_sds_len:4, key_sds_avail:0, key_zmalloc: {z}, val_sds_len:{l}, \
+                 val_sds_avail:{a}, val_zmalloc: 0"
+            ))
+        };
+        assert_eq!(case("y2345", false), line(32, 5, 0));
+        assert_eq!(case("y23456", false), line(40, 6, 7));
+        assert_eq!(case("y234561234567", false), line(40, 13, 0));
+        assert_eq!(case("y234561234567", true), line(48, 13, 0));
+        assert_eq!(stored("k", b"12").debug_sdslen(1, false), None);
+        let raw = stored("k", &[b'r'; 100]);
+        assert_eq!(
+            raw.debug_sdslen(1, false).unwrap(),
+            "key_sds_len:1, key_sds_avail:0, key_zmalloc: 24, val_sds_len:100, \
+             val_sds_avail:8, val_zmalloc: 112"
+        );
     }
 }

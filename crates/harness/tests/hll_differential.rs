@@ -227,6 +227,69 @@ fn the_same_streams_give_the_same_bytes() {
     );
 }
 
+/// Other `hll-sparse-max-bytes` values (set on both sides with CONFIG SET): the
+/// sparse growth steps are capped at the limit and the promotion happens at the
+/// same PFADD, with the same bytes and MEMORY USAGE. The limit changes between
+/// sketches, and once under a sketch that already grew past it.
+#[test]
+fn other_sparse_limits_give_the_same_bytes() {
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let mut pair = Pair::new(server.port);
+    pair.flush();
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for limit in ["0", "30", "100", "301", "500", "1000", "5000", "20000"] {
+        pair.check(&argv(&[
+            b"CONFIG",
+            b"SET",
+            b"hll-sparse-max-bytes",
+            limit.as_bytes(),
+        ]));
+        let key = format!("hll:limit:{limit}").into_bytes();
+        for i in 0..1200 {
+            let e = element(Kind::Random, i, &mut rng);
+            pair.check(&argv(&[b"PFADD", &key, &e]));
+            pair.check(&argv(&[b"MEMORY", b"USAGE", &key]));
+            if i % 40 == 0 {
+                pair.inspect(&key);
+            }
+        }
+        pair.inspect(&key);
+        // PFMERGE into a new sparse destination under the same limit.
+        let dest = format!("hll:merged:{limit}").into_bytes();
+        pair.check(&argv(&[b"PFADD", &dest, b"x"]));
+        pair.check(&argv(&[b"PFMERGE", &dest, b"hll:limit:0"]));
+        pair.inspect(&dest);
+    }
+    // A sketch grown under a high limit, then written under a low one.
+    pair.check(&argv(&[
+        b"CONFIG",
+        b"SET",
+        b"hll-sparse-max-bytes",
+        b"3000",
+    ]));
+    for i in 0..300 {
+        let e = element(Kind::Sequential, i, &mut rng);
+        pair.check(&argv(&[b"PFADD", b"hll:shrink", &e]));
+    }
+    pair.inspect(b"hll:shrink");
+    pair.check(&argv(&[b"CONFIG", b"SET", b"hll-sparse-max-bytes", b"200"]));
+    for i in 300..320 {
+        let e = element(Kind::Sequential, i, &mut rng);
+        pair.check(&argv(&[b"PFADD", b"hll:shrink", &e]));
+        pair.check(&argv(&[b"MEMORY", b"USAGE", b"hll:shrink"]));
+    }
+    pair.inspect(b"hll:shrink");
+    pair.check(&argv(&[
+        b"CONFIG",
+        b"SET",
+        b"hll-sparse-max-bytes",
+        b"3000",
+    ]));
+    eprintln!("sparse limits: {} commands, identical replies", pair.sent);
+}
+
 #[test]
 fn sketches_cross_load_both_ways() {
     let Some(server) = redis_for_test() else {

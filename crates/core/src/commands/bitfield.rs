@@ -9,19 +9,32 @@
 //! padded to its farthest written bit before the first operation runs, even if
 //! every write then fails; BITFIELD_RO accepts only GET.
 
-use super::bitmap::{bit_offset, writable_bits};
-use super::string::lookup;
-use super::{flags::*, Args, CommandSpec, Server};
+use super::bitmap::bit_offset;
+use super::string_value::{read_bytes, writable_bits};
+use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::bitmap::{self, Overflow};
 use crate::reply::{errors, Reply};
 
 pub const COMMANDS: &[CommandSpec] = &[
-    CommandSpec::legacy("bitfield", -2, bitfield)
+    CommandSpec::new("bitfield", -2, bitfield)
         .flags(WRITE | DENYOOM)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("bitfield_ro", -2, bitfield_ro)
+        .keys(1, 1, 1)
+        .doc(
+            "3.2.0",
+            "Reads, writes and increments integers of any width at any bit offset.",
+            "key [GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] \
+             <SET encoding offset value | INCRBY encoding offset increment> \
+             [GET encoding offset | [OVERFLOW <WRAP | SAT | FAIL>] \
+             <SET encoding offset value | INCRBY encoding offset increment> ...]]",
+        ),
+    CommandSpec::new("bitfield_ro", -2, bitfield_ro)
         .flags(READONLY | FAST)
-        .keys(1, 1, 1),
+        .keys(1, 1, 1)
+        .doc(
+            "6.0.0",
+            "Reads integers of any width at any bit offset.",
+            "key [GET encoding offset [GET encoding offset ...]]",
+        ),
 ];
 
 const TYPE_ERROR: &str =
@@ -57,7 +70,7 @@ fn field_type(arg: &[u8]) -> Result<(bool, u32), Reply> {
     }
 }
 
-fn parse(a: &Args) -> Result<Vec<FieldOp>, Reply> {
+fn parse(s: &Server, a: &Args) -> Result<Vec<FieldOp>, Reply> {
     let mut ops = Vec::new();
     let mut overflow = Overflow::Wrap;
     let mut j = 2;
@@ -82,7 +95,7 @@ fn parse(a: &Args) -> Result<Vec<FieldOp>, Reply> {
             return Err(Reply::error(errors::SYNTAX));
         }
         let (signed, bits) = field_type(a.bytes(j + 1))?;
-        let offset = bit_offset(a.bytes(j + 2), Some(bits))?;
+        let offset = bit_offset(s, a.bytes(j + 2), Some(bits))?;
         let op = if is_get {
             Op::Get
         } else if is_set {
@@ -102,16 +115,16 @@ fn parse(a: &Args) -> Result<Vec<FieldOp>, Reply> {
     Ok(ops)
 }
 
-pub fn bitfield(s: &mut Server, a: &Args) -> Reply {
-    run(s, a, false).unwrap_or_else(|e| e)
+fn bitfield(s: &mut Server, a: &Args) -> CmdResult {
+    run(s, a, false)
 }
 
-pub fn bitfield_ro(s: &mut Server, a: &Args) -> Reply {
-    run(s, a, true).unwrap_or_else(|e| e)
+fn bitfield_ro(s: &mut Server, a: &Args) -> CmdResult {
+    run(s, a, true)
 }
 
-fn run(s: &mut Server, a: &Args, read_only: bool) -> Result<Reply, Reply> {
-    let ops = parse(a)?;
+fn run(s: &mut Server, a: &Args, read_only: bool) -> CmdResult {
+    let ops = parse(s, a)?;
     let key = a.bytes(1);
     let highest = ops
         .iter()
@@ -120,8 +133,8 @@ fn run(s: &mut Server, a: &Args, read_only: bool) -> Result<Reply, Reply> {
         .max();
     let Some(highest) = highest else {
         // Only GETs: a missing key reads as zeros.
-        let value = lookup(s, key)?.map(|v| v.bytes().into_owned());
-        let bytes = value.unwrap_or_default();
+        let bytes = read_bytes(s, key)?.unwrap_or_default();
+        s.set_dirty(0);
         return Ok(Reply::Array(ops.iter().map(|o| get(&bytes, o)).collect()));
     };
     if read_only {
@@ -129,9 +142,19 @@ fn run(s: &mut Server, a: &Args, read_only: bool) -> Result<Reply, Reply> {
             "ERR BITFIELD_RO only supports the GET subcommand",
         ));
     }
-    let (sds, _) = writable_bits(s, key, highest)?;
+    let (sds, grew) = writable_bits(s, key, highest)?;
     let bytes = sds.as_bytes_mut();
-    let replies = ops.iter().map(|o| apply(bytes, o)).collect();
+    let mut changes = 0;
+    let replies = ops
+        .iter()
+        .map(|o| {
+            let (reply, changed) = apply(bytes, o);
+            // Redis counts every write once the string was created or grew.
+            changes += u64::from(changed || (grew && o.op != Op::Get && reply != Reply::Nil));
+            reply
+        })
+        .collect();
+    s.set_dirty(changes);
     Ok(Reply::Array(replies))
 }
 
@@ -143,10 +166,11 @@ fn get(bytes: &[u8], o: &FieldOp) -> Reply {
     }
 }
 
-/// One operation on a buffer already long enough for every write.
-fn apply(bytes: &mut [u8], o: &FieldOp) -> Reply {
+/// One operation on a buffer already long enough for every write, and whether
+/// it changed the bits.
+fn apply(bytes: &mut [u8], o: &FieldOp) -> (Reply, bool) {
     let (value, incr, is_incr) = match o.op {
-        Op::Get => return get(bytes, o),
+        Op::Get => return (get(bytes, o), false),
         Op::Set(v) => (v, 0, false),
         Op::IncrBy(n) => (0, n, true),
     };
@@ -155,21 +179,24 @@ fn apply(bytes: &mut [u8], o: &FieldOp) -> Reply {
         let base = if is_incr { old } else { value };
         let limited = bitmap::check_signed(base, incr, o.bits, o.overflow);
         if limited.is_some() && o.overflow == Overflow::Fail {
-            return Reply::Nil;
+            return (Reply::Nil, false);
         }
         let new = limited.unwrap_or_else(|| base.wrapping_add(incr));
         bitmap::set_unsigned(bytes, o.offset, o.bits, new as u64);
-        Reply::Integer(if is_incr { new } else { old })
+        (Reply::Integer(if is_incr { new } else { old }), new != old)
     } else {
         let old = bitmap::get_unsigned(bytes, o.offset, o.bits);
         let base = if is_incr { old } else { value as u64 };
         let limited = bitmap::check_unsigned(base, incr, o.bits, o.overflow);
         if limited.is_some() && o.overflow == Overflow::Fail {
-            return Reply::Nil;
+            return (Reply::Nil, false);
         }
         let new = limited.unwrap_or_else(|| base.wrapping_add(incr as u64));
         bitmap::set_unsigned(bytes, o.offset, o.bits, new);
-        Reply::Integer(if is_incr { new as i64 } else { old as i64 })
+        (
+            Reply::Integer(if is_incr { new as i64 } else { old as i64 }),
+            new != old,
+        )
     }
 }
 

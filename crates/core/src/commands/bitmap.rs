@@ -14,104 +14,97 @@
 //! * BITOP stores a raw string as long as its longest source, or deletes the
 //!   destination when every source is empty or missing; it drops the TTL.
 
-use super::string::{lookup, store, unshare};
-use super::{flags::*, Args, CommandSpec, Server};
+use super::string::clamp_range;
+use std::borrow::Cow;
+
+use super::string_value::{lookup, max_bulk_len, store, writable_bits};
+use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::bitmap::{self, BitOp};
 use crate::keyspace::Value;
 use crate::reply::{errors, Reply};
 use crate::sds::Sds;
-use crate::strings::{ArgObject, PROTO_MAX_BULK_LEN};
+use crate::strings::ArgObject;
 
 pub const COMMANDS: &[CommandSpec] = &[
-    CommandSpec::legacy("setbit", 4, setbit)
+    CommandSpec::new("setbit", 4, setbit)
         .flags(WRITE | DENYOOM)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("getbit", 3, getbit)
+        .keys(1, 1, 1)
+        .doc(
+            "2.2.0",
+            "Sets or clears one bit of a string, growing it as needed.",
+            "key offset value",
+        ),
+    CommandSpec::new("getbit", 3, getbit)
         .flags(READONLY | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("bitcount", -2, bitcount)
+        .keys(1, 1, 1)
+        .doc("2.2.0", "Reads one bit of a string.", "key offset"),
+    CommandSpec::new("bitcount", -2, bitcount)
         .flags(READONLY)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("bitpos", -3, bitpos)
+        .keys(1, 1, 1)
+        .doc(
+            "2.6.0",
+            "Counts the set bits of a string, or of a byte or bit range of it.",
+            "key [start end [BYTE | BIT]]",
+        ),
+    CommandSpec::new("bitpos", -3, bitpos)
         .flags(READONLY)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("bitop", -4, bitop)
+        .keys(1, 1, 1)
+        .doc(
+            "2.8.7",
+            "Finds the first set or clear bit of a string, or of a range of it.",
+            "key bit [start [end [BYTE | BIT]]]",
+        ),
+    CommandSpec::new("bitop", -4, bitop)
         .flags(WRITE | DENYOOM)
-        .keys(2, -1, 1),
+        .keys(2, -1, 1)
+        .doc(
+            "2.6.0",
+            "Combines strings bit by bit and stores the result.",
+            "<AND | OR | XOR | NOT | DIFF | DIFF1 | ANDOR | ONE> destkey key [key ...]",
+        ),
 ];
 
 const OFFSET_ERROR: &str = "ERR bit offset is not an integer or out of range";
 const BIT_ERROR: &str = "ERR bit is not an integer or out of range";
 
 /// `getBitOffsetFromArgument`: a bit offset, or with `hash_bits` (BITFIELD) also
-/// `#n`, meaning `n * bits`.
-pub(crate) fn bit_offset(arg: &[u8], hash_bits: Option<u32>) -> Result<u64, Reply> {
+/// `#n`, meaning `n * bits`. Its byte must lie below `proto-max-bulk-len`, so
+/// whatever a write allocates for it is bounded as in Redis.
+pub(crate) fn bit_offset(s: &Server, arg: &[u8], hash_bits: Option<u32>) -> Result<u64, Reply> {
     let (digits, mul) = match (arg.first(), hash_bits) {
         (Some(b'#'), Some(bits)) => (&arg[1..], i64::from(bits)),
         _ => (arg, 1),
     };
+    // C multiplies without a check; the wrapped result is then refused or used.
     let n = crate::num::parse_i64(digits)
         .ok_or_else(|| Reply::error(OFFSET_ERROR))?
         .wrapping_mul(mul);
-    if n < 0 || (n >> 3) as u64 >= PROTO_MAX_BULK_LEN {
+    if n < 0 || (n >> 3) as u64 >= max_bulk_len(s) {
         return Err(Reply::error(OFFSET_ERROR));
     }
     Ok(n as u64)
 }
 
-/// `lookupStringForBitCommand`: the string at `key` as a raw SDS long enough to
-/// address bit `maxbit`, created or unshared and zero-padded as Redis does.
-/// Returns the SDS and whether it grew.
-pub(crate) fn writable_bits<'s>(
-    s: &'s mut Server,
-    key: &[u8],
-    maxbit: u64,
-) -> Result<(&'s mut Sds, bool), Reply> {
-    let len = (maxbit >> 3) as usize + 1;
-    if lookup(s, key)?.is_none() {
-        store(s, key, ArgObject::Raw(Sds::new(&vec![0; len])), false);
-        let Some(Value::String(v)) = s.keyspace.get_mut(key) else {
-            unreachable!("stored above")
-        };
-        return Ok((v.raw_mut().expect("stored raw"), true));
-    }
-    let sds = unshare(s, key);
-    let old = sds.len();
-    sds.grow_zero(len);
-    let grew = sds.len() != old;
-    Ok((sds, grew))
-}
-
-pub fn setbit(s: &mut Server, a: &Args) -> Reply {
-    let offset = match bit_offset(a.bytes(2), None) {
-        Ok(o) => o,
-        Err(e) => return e,
-    };
+fn setbit(s: &mut Server, a: &Args) -> CmdResult {
+    let offset = bit_offset(s, a.bytes(2), None)?;
     let on = match crate::num::parse_i64(a.bytes(3)) {
         Some(v @ (0 | 1)) => v == 1,
-        _ => return Reply::error(BIT_ERROR),
+        _ => return Err(Reply::error(BIT_ERROR)),
     };
-    match writable_bits(s, a.bytes(1), offset) {
-        Err(e) => e,
-        Ok((sds, _)) => {
-            let bytes = sds.as_bytes_mut();
-            let old = bitmap::get_bit(bytes, offset);
-            bitmap::set_bit(bytes, offset, on);
-            Reply::Integer(i64::from(old))
-        }
-    }
+    let (sds, grew) = writable_bits(s, a.bytes(1), offset)?;
+    let bytes = sds.as_bytes_mut();
+    let old = bitmap::get_bit(bytes, offset);
+    bitmap::set_bit(bytes, offset, on);
+    // Redis counts a change only if the string was created or grew, or the bit
+    // flipped.
+    s.set_dirty(u64::from(grew || old != on));
+    Ok(Reply::Integer(i64::from(old)))
 }
 
-pub fn getbit(s: &mut Server, a: &Args) -> Reply {
-    let offset = match bit_offset(a.bytes(2), None) {
-        Ok(o) => o,
-        Err(e) => return e,
-    };
-    match lookup(s, a.bytes(1)) {
-        Err(e) => e,
-        Ok(None) => Reply::Integer(0),
-        Ok(Some(v)) => Reply::Integer(i64::from(bitmap::get_bit(&v.bytes(), offset))),
-    }
+fn getbit(s: &mut Server, a: &Args) -> CmdResult {
+    let offset = bit_offset(s, a.bytes(2), None)?;
+    let bit = lookup(s, a.bytes(1))?.is_some_and(|v| bitmap::get_bit(&v.bytes(), offset));
+    Ok(Reply::Integer(i64::from(bit)))
 }
 
 /// BIT or BYTE at argument `i`.
@@ -125,23 +118,6 @@ fn unit_is_bit(a: &Args, i: usize) -> Result<bool, Reply> {
     }
 }
 
-/// Redis's clamping of a `start..=end` range over `total` units. `None` when
-/// the range is empty.
-fn clamp(mut start: i64, mut end: i64, total: i64) -> Option<(i64, i64)> {
-    if start < 0 {
-        start += total;
-    }
-    if end < 0 {
-        end += total;
-    }
-    start = start.max(0);
-    end = end.max(0);
-    if end >= total {
-        end = total - 1;
-    }
-    (start <= end).then_some((start, end))
-}
-
 /// A clamped range in bits.
 fn in_bits((start, end): (i64, i64), is_bit: bool) -> (u64, u64) {
     if is_bit {
@@ -151,11 +127,7 @@ fn in_bits((start, end): (i64, i64), is_bit: bool) -> (u64, u64) {
     }
 }
 
-pub fn bitcount(s: &mut Server, a: &Args) -> Reply {
-    bitcount_inner(s, a).unwrap_or_else(|e| e)
-}
-
-fn bitcount_inner(s: &mut Server, a: &Args) -> Result<Reply, Reply> {
+fn bitcount(s: &mut Server, a: &Args) -> CmdResult {
     let range = match a.len() {
         2 => None,
         4 | 5 => {
@@ -175,22 +147,18 @@ fn bitcount_inner(s: &mut Server, a: &Args) -> Result<Reply, Reply> {
     let bytes = v.bytes();
     let len = bytes.len() as i64;
     let clamped = match range {
-        None => clamp(0, len - 1, len).map(|r| in_bits(r, false)),
+        None => clamp_range(0, len - 1, len).map(|r| in_bits(r, false)),
         Some((start, end, _)) if start < 0 && end < 0 && start > end => None,
         Some((start, end, is_bit)) => {
             let total = if is_bit { len * 8 } else { len };
-            clamp(start, end, total).map(|r| in_bits(r, is_bit))
+            clamp_range(start, end, total).map(|r| in_bits(r, is_bit))
         }
     };
     let count = clamped.map_or(0, |(from, to)| bitmap::count_ones(&bytes, from, to));
     Ok(Reply::Integer(count as i64))
 }
 
-pub fn bitpos(s: &mut Server, a: &Args) -> Reply {
-    bitpos_inner(s, a).unwrap_or_else(|e| e)
-}
-
-fn bitpos_inner(s: &mut Server, a: &Args) -> Result<Reply, Reply> {
+fn bitpos(s: &mut Server, a: &Args) -> CmdResult {
     let bit = match a.int(2)? {
         0 => false,
         1 => true,
@@ -219,7 +187,7 @@ fn bitpos_inner(s: &mut Server, a: &Args) -> Result<Reply, Reply> {
         Some((start, end)) => (start, end.unwrap_or(len - 1)),
     };
     let total = if is_bit { len * 8 } else { len };
-    let Some(clamped) = clamp(start, end, total) else {
+    let Some(clamped) = clamp_range(start, end, total) else {
         return Ok(Reply::Integer(-1));
     };
     let (from, to) = in_bits(clamped, is_bit);
@@ -233,38 +201,44 @@ fn bitpos_inner(s: &mut Server, a: &Args) -> Result<Reply, Reply> {
     Ok(Reply::Integer(pos))
 }
 
-pub fn bitop(s: &mut Server, a: &Args) -> Reply {
-    let Some(op) = BitOp::parse(a.bytes(1)) else {
-        return Reply::error(errors::SYNTAX);
-    };
+fn bitop(s: &mut Server, a: &Args) -> CmdResult {
+    let op = BitOp::parse(a.bytes(1)).ok_or_else(|| Reply::error(errors::SYNTAX))?;
     if op == BitOp::Not && a.len() != 4 {
-        return Reply::error("ERR BITOP NOT must be called with a single source key.");
+        return Err(Reply::error(
+            "ERR BITOP NOT must be called with a single source key.",
+        ));
     }
     if matches!(op, BitOp::Diff | BitOp::Diff1 | BitOp::AndOr) && a.len() < 5 {
         let name = a.bytes(1).split(|&b| b == 0).next().unwrap_or_default();
-        return Reply::error(format!(
+        return Err(Reply::error(format!(
             "ERR BITOP {} must be called with at least two source keys.",
             String::from_utf8_lossy(name).to_ascii_uppercase()
-        ));
+        )));
     }
-    let mut sources = Vec::with_capacity(a.len() - 3);
+    // Look every source up (type check, lazy expiry), then read them in place.
     for i in 3..a.len() {
-        match lookup(s, a.bytes(i)) {
-            Err(e) => return e,
-            Ok(None) => sources.push(Vec::new()),
-            Ok(Some(v)) => sources.push(v.bytes().into_owned()),
-        }
+        lookup(s, a.bytes(i))?;
     }
-    let refs: Vec<&[u8]> = sources.iter().map(Vec::as_slice).collect();
+    let sources: Vec<Cow<'_, [u8]>> = (3..a.len())
+        .map(|i| match s.keyspace.peek(a.bytes(i)) {
+            Some(Value::String(v)) => v.bytes(),
+            _ => Cow::Borrowed(&[][..]),
+        })
+        .collect();
+    let refs: Vec<&[u8]> = sources.iter().map(|c| c.as_ref()).collect();
     let result = bitmap::bitop(op, &refs);
+    drop(refs);
+    drop(sources);
     let len = result.len();
     let dest = a.bytes(2);
-    if len > 0 {
-        store(s, dest, ArgObject::Raw(Sds::new(&result)), false);
+    let changed = if len > 0 {
+        store(s, dest, ArgObject::Raw(Sds::from_vec(result)), false);
+        true
     } else {
-        s.keyspace.remove(dest);
-    }
-    Reply::Integer(len as i64)
+        s.keyspace.remove(dest)
+    };
+    s.set_dirty(u64::from(changed));
+    Ok(Reply::Integer(len as i64))
 }
 
 #[cfg(test)]

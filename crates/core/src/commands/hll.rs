@@ -11,27 +11,53 @@
 
 use std::borrow::Cow;
 
-use super::{flags::*, string, Args, CommandSpec, Server};
+use super::string_value::{add_raw, lookup, unshared};
+use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::hll::{self, dense, sparse, Encoding, HDR_SIZE, REGISTERS};
-use crate::keyspace::Value;
-use crate::reply::{errors, Reply};
+use crate::reply::Reply;
 use crate::sds::Sds;
-use crate::strings::{ArgObject, StringValue};
+use crate::strings::StringValue;
 
 pub const COMMANDS: &[CommandSpec] = &[
-    CommandSpec::legacy("pfadd", -2, pfadd)
+    CommandSpec::new("pfadd", -2, pfadd)
         .flags(WRITE | DENYOOM | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("pfcount", -2, pfcount)
+        .keys(1, 1, 1)
+        .doc(
+            "2.8.9",
+            "Adds elements to a HyperLogLog sketch, creating it if needed.",
+            "key [element [element ...]]",
+        ),
+    CommandSpec::new("pfcount", -2, pfcount)
         .flags(READONLY)
-        .keys(1, -1, 1),
-    CommandSpec::legacy("pfmerge", -2, pfmerge)
+        .keys(1, -1, 1)
+        .doc(
+            "2.8.9",
+            "Estimates how many distinct elements one sketch, or the union of several, has seen.",
+            "key [key ...]",
+        ),
+    CommandSpec::new("pfmerge", -2, pfmerge)
         .flags(WRITE | DENYOOM)
-        .keys(1, -1, 1),
-    CommandSpec::legacy("pfdebug", 3, pfdebug)
+        .keys(1, -1, 1)
+        .doc(
+            "2.8.9",
+            "Stores the union of HyperLogLog sketches in the first key.",
+            "destkey [sourcekey [sourcekey ...]]",
+        ),
+    CommandSpec::new("pfdebug", 3, pfdebug)
         .flags(WRITE | DENYOOM | ADMIN)
-        .keys(2, 2, 1),
-    CommandSpec::legacy("pfselftest", 1, pfselftest).flags(ADMIN),
+        .keys(2, 2, 1)
+        .doc(
+            "2.8.9",
+            "Shows or converts a sketch's internal form (GETREG, DECODE, ENCODING, TODENSE).",
+            "subcommand key",
+        ),
+    CommandSpec::new("pfselftest", 1, pfselftest)
+        .flags(ADMIN)
+        .doc(
+            "2.8.9",
+            "Checks the HyperLogLog registers and estimator.",
+            "",
+        ),
 ];
 
 const NOT_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
@@ -41,68 +67,54 @@ fn corrupt() -> Reply {
     Reply::error(CORRUPT)
 }
 
-/// `lookupKey` + `isHLLObjectOrReply`: the sketch's bytes, `None` if missing.
+/// `lookupKey` + `isHLLObjectOrReply`: the sketch's bytes, `None` if missing;
+/// WRONGTYPE for another type, and its HyperLogLog variant for a string that is
+/// not a sketch (an int never is).
 fn sketch<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<Cow<'s, [u8]>>, Reply> {
-    match s.keyspace.get(key) {
-        None => Ok(None),
-        Some(Value::String(v)) => {
-            let bytes = v.bytes();
-            if matches!(v, StringValue::Raw(_) | StringValue::Embstr(_)) && hll::is_valid(&bytes) {
-                Ok(Some(bytes))
-            } else {
-                Err(Reply::error(NOT_HLL))
-            }
-        }
-        Some(_) => Err(Reply::error(errors::WRONGTYPE)),
+    let Some(v) = lookup(s, key)? else {
+        return Ok(None);
+    };
+    let bytes = v.bytes();
+    if matches!(v, StringValue::Raw(_) | StringValue::Embstr(_)) && hll::is_valid(&bytes) {
+        Ok(Some(bytes))
+    } else {
+        Err(Reply::error(NOT_HLL))
     }
 }
 
-/// `dbUnshareStringValue`: the raw SDS of an existing string key (an embstr one
-/// is copied into an exact-size raw SDS first).
-fn unshare<'s>(s: &'s mut Server, key: &[u8]) -> &'s mut Sds {
-    let copy = match s.keyspace.get(key) {
-        Some(Value::String(v)) => v.unshared(),
-        _ => unreachable!("the caller checked the key"),
-    };
-    if let Some(obj) = copy {
-        string::store(s, key, obj, true);
-    }
-    match s.keyspace.get_mut(key) {
-        Some(Value::String(v)) => v.raw_mut().expect("raw after unsharing"),
-        _ => unreachable!("stored above"),
-    }
+/// `hll-sparse-max-bytes`, the size past which a sparse sketch becomes dense.
+fn sparse_max(s: &Server) -> usize {
+    usize::try_from(s.config.hll_sparse_max_bytes).unwrap_or(usize::MAX)
 }
 
 /// The destination of PFADD and PFMERGE: the existing sketch made raw, or a new
 /// empty one (`createHLLObject` + `dbAdd`). True if it was created.
-fn writable<'s>(s: &'s mut Server, key: &[u8], exists: bool) -> (&'s mut Sds, bool) {
-    if !exists {
-        let value = ArgObject::Raw(hll::new_sketch()).into_stored(key.len());
-        s.keyspace.insert(key, Value::String(value));
+fn writable<'s>(s: &'s mut Server, key: &[u8], exists: bool) -> Result<(&'s mut Sds, bool), Reply> {
+    if exists {
+        Ok((unshared(s, key)?, false))
+    } else {
+        Ok((add_raw(s, key, hll::new_sketch())?, true))
     }
-    (unshare(s, key), !exists)
 }
 
 /// PFADD key [element ...]: 1 if any register changed (or the key was created).
-pub fn pfadd(s: &mut Server, a: &Args) -> Reply {
+fn pfadd(s: &mut Server, a: &Args) -> CmdResult {
     let key = a.bytes(1);
-    let exists = match sketch(s, key) {
-        Ok(found) => found.is_some(),
-        Err(e) => return e,
-    };
-    let (sds, created) = writable(s, key, exists);
+    let exists = sketch(s, key)?.is_some();
+    let max = sparse_max(s);
+    let (sds, created) = writable(s, key, exists)?;
     let mut updated = usize::from(created);
     for element in &a.all()[2..] {
-        match hll::add(sds, element) {
-            Ok(true) => updated += 1,
-            Ok(false) => {}
-            Err(hll::Corrupt) => return corrupt(),
+        if hll::add(sds, element, max).map_err(|_| corrupt())? {
+            updated += 1;
         }
     }
     if updated > 0 {
         hll::invalidate_cache(sds.bytes_mut());
     }
-    Reply::Integer(i64::from(updated > 0))
+    // One change per register raised, and one for a new key.
+    s.set_dirty(updated as u64);
+    Ok(Reply::Integer(i64::from(updated > 0)))
 }
 
 /// Folds every existing sketch among `keys` into one-byte maxima; also says
@@ -122,116 +134,111 @@ fn merge_keys(s: &mut Server, keys: &[Vec<u8>]) -> Result<(Box<[u8; REGISTERS]>,
 
 /// PFCOUNT key [key ...]. One key: the cached count, or a fresh one written back
 /// into the header. Many keys: the count of their union, nothing written.
-pub fn pfcount(s: &mut Server, a: &Args) -> Reply {
+fn pfcount(s: &mut Server, a: &Args) -> CmdResult {
     if a.len() > 2 {
-        return match merge_keys(s, &a.all()[1..]) {
-            Ok((raw, _)) => Reply::Integer(hll::count_raw(&raw) as i64),
-            Err(e) => e,
-        };
+        let (raw, _) = merge_keys(s, &a.all()[1..])?;
+        return Ok(Reply::Integer(hll::count_raw(&raw) as i64));
     }
     let key = a.bytes(1);
-    match sketch(s, key) {
-        Err(e) => return e,
-        Ok(None) => return Reply::Integer(0),
-        Ok(Some(_)) => {}
+    if sketch(s, key)?.is_none() {
+        return Ok(Reply::Integer(0));
     }
-    let sds = unshare(s, key);
+    let sds = unshared(s, key)?;
     if let Some(card) = hll::cached_count(sds.as_bytes()) {
-        return Reply::Integer(card as i64);
+        return Ok(Reply::Integer(card as i64));
     }
-    match hll::count(sds.as_bytes()) {
-        Ok(card) => {
-            hll::store_count(sds.bytes_mut(), card);
-            Reply::Integer(card as i64)
-        }
-        Err(hll::Corrupt) => corrupt(),
-    }
+    let card = hll::count(sds.as_bytes()).map_err(|_| corrupt())?;
+    hll::store_count(sds.bytes_mut(), card);
+    // The value changed (its cache), so Redis counts it although PFCOUNT reads.
+    s.set_dirty(1);
+    Ok(Reply::Integer(card as i64))
 }
 
 /// PFMERGE dest [source ...]: the register-wise maximum of dest and the sources
 /// into dest. Dense if any input was dense; otherwise dest stays sparse unless the
 /// registers written promote it.
-pub fn pfmerge(s: &mut Server, a: &Args) -> Reply {
-    let (raw, any_dense) = match merge_keys(s, &a.all()[1..]) {
-        Ok(merged) => merged,
-        Err(e) => return e,
-    };
+fn pfmerge(s: &mut Server, a: &Args) -> CmdResult {
+    let (raw, any_dense) = merge_keys(s, &a.all()[1..])?;
     let key = a.bytes(1);
     let exists = s.keyspace.contains(key);
-    let (sds, _) = writable(s, key, exists);
+    let max = sparse_max(s);
+    let (sds, _) = writable(s, key, exists)?;
     if any_dense {
-        if sparse::to_dense(sds).is_err() {
-            return corrupt();
-        }
+        sparse::to_dense(sds).map_err(|_| corrupt())?;
         dense::compress(&mut sds.bytes_mut()[HDR_SIZE..], &raw[..]);
     } else {
         for (index, &value) in raw.iter().enumerate() {
             if value != 0 {
                 // Redis ignores a failure here: dest was read as a source already.
-                let _ = hll::raise(sds, index, value);
+                let _ = hll::raise(sds, index, value, max);
             }
         }
     }
     hll::invalidate_cache(sds.bytes_mut());
-    Reply::ok()
+    Ok(Reply::ok())
 }
 
 /// PFDEBUG GETREG|DECODE|ENCODING|TODENSE key, and PFDEBUG SIMD ON|OFF.
-pub fn pfdebug(s: &mut Server, a: &Args) -> Reply {
-    let sub = a.bytes(1).to_ascii_lowercase();
-    if sub == b"simd" {
+fn pfdebug(s: &mut Server, a: &Args) -> CmdResult {
+    if a.is(1, "simd") {
         // Only the flag: the core's merge and compress have one code path.
         if a.is(2, "on") || a.is(2, "off") {
             s.hll_simd = a.is(2, "on");
         } else {
             // Redis sends this error and then the status below: two replies.
-            return Reply::error("ERR Argument must be ON or OFF");
+            return Err(Reply::error("ERR Argument must be ON or OFF"));
         }
         let state = if s.hll_simd { "enabled" } else { "disabled" };
-        return Reply::Status(state.into());
+        s.set_dirty(0);
+        return Ok(Reply::Status(state.into()));
     }
     let key = a.bytes(2);
-    match sketch(s, key) {
-        Err(e) => return e,
-        Ok(None) => return Reply::error("ERR The specified key does not exist"),
-        Ok(Some(_)) => {}
+    if sketch(s, key)?.is_none() {
+        return Err(Reply::error("ERR The specified key does not exist"));
     }
-    let sds = unshare(s, key);
+    let sds = unshared(s, key)?;
     let enc = hll::encoding(sds.as_bytes());
-    match sub.as_slice() {
-        b"getreg" => {
-            if sparse::to_dense(sds).is_err() {
-                return corrupt();
-            }
-            let regs = hll::registers(sds.as_bytes());
-            Reply::Array(regs.into_iter().map(|r| Reply::Integer(r.into())).collect())
+    // Only a conversion to dense counts as a change.
+    if a.is(1, "getreg") {
+        let converted = sparse::to_dense(sds).map_err(|_| corrupt())?;
+        let regs = hll::registers(sds.as_bytes());
+        s.set_dirty(u64::from(converted));
+        Ok(Reply::Array(
+            regs.into_iter().map(|r| Reply::Integer(r.into())).collect(),
+        ))
+    } else if a.is(1, "todense") {
+        let converted = sparse::to_dense(sds).map_err(|_| corrupt())?;
+        s.set_dirty(u64::from(converted));
+        Ok(Reply::Integer(i64::from(converted)))
+    } else if a.is(1, "decode") {
+        if enc != Encoding::Sparse {
+            return Err(Reply::error("ERR HLL encoding is not sparse"));
         }
-        b"decode" => {
-            if enc != Encoding::Sparse {
-                return Reply::error("ERR HLL encoding is not sparse");
-            }
-            Reply::bulk(sparse::decode(sds.as_bytes()))
-        }
-        b"encoding" => Reply::Status(enc.name().into()),
-        b"todense" => match sparse::to_dense(sds) {
-            Ok(converted) => Reply::Integer(i64::from(converted)),
-            Err(hll::Corrupt) => corrupt(),
-        },
-        _ => Reply::error(format!(
+        let text = sparse::decode(sds.as_bytes());
+        s.set_dirty(0);
+        Ok(Reply::bulk(text))
+    } else if a.is(1, "encoding") {
+        s.set_dirty(0);
+        Ok(Reply::Status(enc.name().into()))
+    } else {
+        // `%s` of the C string: up to a NUL.
+        let name = a.bytes(1).split(|&b| b == 0).next().unwrap_or_default();
+        Err(Reply::error(format!(
             "ERR Unknown PFDEBUG subcommand '{}'",
-            String::from_utf8_lossy(a.bytes(1))
-        )),
+            String::from_utf8_lossy(name)
+        )))
     }
 }
 
 /// PFSELFTEST: the core's own checks of its registers and estimator (see
 /// [`selftest`]), `OK` or a `TESTFAILED` error like Redis's.
-pub fn pfselftest(s: &mut Server, _a: &Args) -> Reply {
+fn pfselftest(s: &mut Server, _a: &Args) -> CmdResult {
     use rand::Rng;
     let seed: u64 = s.rng.gen();
-    match selftest(seed, 10_000_000) {
-        Ok(()) => Reply::ok(),
-        Err(why) => Reply::error(format!("TESTFAILED {why}")),
+    let max = sparse_max(s);
+    match selftest(seed, 10_000_000, max) {
+        Ok(()) => Ok(Reply::ok()),
+        Err(why) => Err(Reply::error(format!("TESTFAILED {why}"))),
     }
 }
 
@@ -239,7 +246,7 @@ pub fn pfselftest(s: &mut Server, _a: &Args) -> Reply {
 /// unchanged; and a dense and a sparse sketch fed the same `limit` elements agree at
 /// every power of ten, stay sparse while small, and err by less than 6 standard
 /// errors.
-pub fn selftest(seed: u64, limit: u64) -> Result<(), String> {
+pub fn selftest(seed: u64, limit: u64, sparse_max: usize) -> Result<(), String> {
     use rand::{Rng, SeedableRng};
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut regs = vec![0u8; hll::DENSE_SIZE - HDR_SIZE];
@@ -262,12 +269,12 @@ pub fn selftest(seed: u64, limit: u64) -> Result<(), String> {
     let mut checkpoint = 1u64;
     for j in 1..=limit {
         let element = (j ^ seed).to_le_bytes();
-        let _ = hll::add(&mut dense_sketch, &element);
-        hll::add(&mut sparse_sketch, &element).map_err(|_| "sparse sketch corrupt")?;
+        let _ = hll::add(&mut dense_sketch, &element, sparse_max);
+        hll::add(&mut sparse_sketch, &element, sparse_max).map_err(|_| "sparse sketch corrupt")?;
         if j != checkpoint {
             continue;
         }
-        if (j as usize) < hll::SPARSE_MAX_BYTES / 2
+        if (j as usize) < sparse_max / 2
             && hll::encoding(sparse_sketch.as_bytes()) != Encoding::Sparse
         {
             return Err("sparse encoding not used".into());
@@ -326,7 +333,10 @@ mod tests {
         s.cmd(&["SET", "str", "hello"]);
         s.cmd(&["ZADD", "z", "1", "a"]);
         assert_eq!(s.cmd(&["PFADD", "str", "x"]), Reply::error(NOT_HLL));
-        assert_eq!(s.cmd(&["PFCOUNT", "z"]), Reply::error(errors::WRONGTYPE));
+        assert_eq!(
+            s.cmd(&["PFCOUNT", "z"]),
+            Reply::error(crate::reply::errors::WRONGTYPE)
+        );
         assert_eq!(
             s.cmd(&["PFDEBUG", "GETREG", "nokey"]),
             Reply::error("ERR The specified key does not exist")
@@ -371,8 +381,25 @@ mod tests {
         );
     }
 
+    /// hyperloglog.tcl's "Change hll-sparse-max-bytes": the configured limit
+    /// applies on the next write.
+    #[test]
+    fn the_configured_sparse_limit_applies_on_the_next_write() {
+        let mut s = Server::new();
+        s.cmd(&["CONFIG", "SET", "hll-sparse-max-bytes", "3000"]);
+        let mut add = vec!["PFADD", "hll"];
+        add.extend(["a", "b", "c", "d", "e", "d", "g", "h", "i", "j", "k"]);
+        s.cmd(&add);
+        let encoding = |s: &mut Server| s.cmd(&["PFDEBUG", "ENCODING", "hll"]);
+        assert_eq!(encoding(&mut s), Reply::Status("sparse".into()));
+        s.cmd(&["CONFIG", "SET", "hll-sparse-max-bytes", "30"]);
+        assert_eq!(encoding(&mut s), Reply::Status("sparse".into()));
+        s.cmd(&["PFADD", "hll", "new_element"]);
+        assert_eq!(encoding(&mut s), Reply::Status("dense".into()));
+    }
+
     #[test]
     fn the_self_test_passes() {
-        assert_eq!(selftest(7, 20_000), Ok(()));
+        assert_eq!(selftest(7, 20_000, hll::SPARSE_MAX_BYTES), Ok(()));
     }
 }

@@ -34,6 +34,7 @@ mod hll;
 mod info;
 mod introspection;
 mod keys;
+mod lcs;
 mod list;
 mod list_blocking;
 mod monitoring;
@@ -44,14 +45,13 @@ mod set;
 mod sort;
 mod string;
 mod string_args;
+mod string_value;
 mod zset;
 mod zset_setops;
 
 pub use crate::server::table::{flags, CmdResult, CommandSpec, Family, Group};
 pub use crate::server::{Blocked, Outcome, Server, ACTIVE_EXPIRE_BUDGET, ACTIVE_EXPIRE_PERIOD};
 pub use args::Args;
-
-use crate::reply::Reply;
 
 /// Every family's table, with the group its rows belong to.
 pub const FAMILIES: &[Family] = &[
@@ -192,14 +192,4 @@ pub fn keys_of(spec: &CommandSpec, argv: &[Vec<u8>]) -> Vec<usize> {
                 .collect()
         }
     }
-}
-
-/// Redis's wording for a subcommand of a container command (MEMORY, OBJECT,
-/// CLUSTER) that it does not know (`%.128s`).
-fn unknown_subcommand(a: &Args, container: &str) -> Reply {
-    let sub = String::from_utf8_lossy(a.bytes(1));
-    let sub = crate::server::truncate(&sub, 128);
-    Reply::error(format!(
-        "ERR unknown subcommand '{sub}'. Try {container} HELP."
-    ))
 }

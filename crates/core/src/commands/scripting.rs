@@ -138,7 +138,7 @@ fn script_call(
     if spec.has(WRITE) {
         s.lock_watch().note_write();
     }
-    Ok(s.call_nested(client, spec, &fullname, argv))
+    Ok(s.call_nested(client, spec, fullname, argv))
 }
 
 /// SCRIPT LOAD | EXISTS | FLUSH | KILL | HELP.

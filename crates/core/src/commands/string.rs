@@ -5,181 +5,251 @@
 //! SETEX's value part) drops the TTL unless told to keep it (KEEPTTL, or an
 //! expiry given with it); commands that change the value in place (APPEND,
 //! SETRANGE, and the counters) keep it. SET's IFEQ/IFNE/IFDEQ/IFDNE (8.4) and
-//! DELEX, DIGEST and MSETEX are all in 8.6.3.
+//! DELEX, DIGEST and MSETEX are all in 8.6.3. LCS is in [`super::lcs`].
+//!
+//! Where the core answers differently: SET with GET and a malformed IFDEQ/IFDNE
+//! digest makes Redis send two replies (the old value, then the error); the core
+//! sends the error only.
 
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::string_args::{self as ext, Kind};
-use super::{flags::*, Args, CommandSpec, Server};
+use super::string_value::{check_length, lookup, read_bytes, store, unshared};
+use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::keyspace::{now_ms, Value};
 use crate::reply::{errors, Reply};
-use crate::strings::{ArgObject, StringValue, PROTO_MAX_BULK_LEN};
+use crate::sds::Sds;
+use crate::strings::ArgObject;
+
+/// The expiry options SET, GETEX and MSETEX share, in the docs' syntax (each
+/// command closes the choice with its own last option).
+macro_rules! expiry {
+    () => {
+        "[EX seconds | PX milliseconds | EXAT unix-time-seconds | PXAT unix-time-milliseconds"
+    };
+}
 
 pub const COMMANDS: &[CommandSpec] = &[
-    CommandSpec::legacy("get", 2, get)
+    CommandSpec::new("get", 2, get)
         .flags(READONLY | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("set", -3, set)
+        .keys(1, 1, 1)
+        .doc("1.0.0", "Reads the string stored at a key.", "key"),
+    CommandSpec::new("set", -3, set)
         .flags(WRITE | DENYOOM)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("setnx", 3, setnx)
+        .keys(1, 1, 1)
+        .doc(
+            "1.0.0",
+            "Stores a string at a key, with conditions and an expiry if asked.",
+            concat!(
+                "key value [NX | XX | IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | \
+                 IFDNE ifdne-digest] [GET] ",
+                expiry!(),
+                " | KEEPTTL]"
+            ),
+        ),
+    CommandSpec::new("setnx", 3, setnx)
         .flags(WRITE | DENYOOM | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("setex", 4, setex)
+        .keys(1, 1, 1)
+        .doc(
+            "1.0.0",
+            "Stores a string only if the key is missing.",
+            "key value",
+        ),
+    CommandSpec::new("setex", 4, setex)
         .flags(WRITE | DENYOOM)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("psetex", 4, psetex)
+        .keys(1, 1, 1)
+        .doc(
+            "2.0.0",
+            "Stores a string with a time to live in seconds.",
+            "key seconds value",
+        ),
+    CommandSpec::new("psetex", 4, psetex)
         .flags(WRITE | DENYOOM)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("getset", 3, getset)
+        .keys(1, 1, 1)
+        .doc(
+            "2.6.0",
+            "Stores a string with a time to live in milliseconds.",
+            "key milliseconds value",
+        ),
+    CommandSpec::new("getset", 3, getset)
         .flags(WRITE | DENYOOM | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("getex", -2, getex)
+        .keys(1, 1, 1)
+        .doc(
+            "1.0.0",
+            "Stores a string and answers the one it replaced.",
+            "key value",
+        ),
+    CommandSpec::new("getex", -2, getex)
         .flags(WRITE | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("getdel", 2, getdel)
+        .keys(1, 1, 1)
+        .doc(
+            "6.2.0",
+            "Reads a string and sets or clears its time to live.",
+            concat!("key ", expiry!(), " | PERSIST]"),
+        ),
+    CommandSpec::new("getdel", 2, getdel)
         .flags(WRITE | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("append", 3, append)
+        .keys(1, 1, 1)
+        .doc("6.2.0", "Reads a string and deletes its key.", "key"),
+    CommandSpec::new("append", 3, append)
         .flags(WRITE | DENYOOM | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("setrange", 4, setrange)
+        .keys(1, 1, 1)
+        .doc(
+            "2.0.0",
+            "Adds bytes at the end of a string, creating it if needed.",
+            "key value",
+        ),
+    CommandSpec::new("setrange", 4, setrange)
         .flags(WRITE | DENYOOM)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("getrange", 4, getrange)
+        .keys(1, 1, 1)
+        .doc(
+            "2.2.0",
+            "Overwrites part of a string at a byte offset, zero-padding as needed.",
+            "key offset value",
+        ),
+    CommandSpec::new("getrange", 4, getrange)
         .flags(READONLY)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("substr", 4, getrange)
+        .keys(1, 1, 1)
+        .doc(
+            "2.4.0",
+            "Reads the bytes of a string between two offsets.",
+            "key start end",
+        ),
+    CommandSpec::new("substr", 4, getrange)
         .flags(READONLY)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("strlen", 2, strlen)
+        .keys(1, 1, 1)
+        .doc(
+            "1.0.0",
+            "Reads the bytes of a string between two offsets (old name of GETRANGE).",
+            "key start end",
+        ),
+    CommandSpec::new("strlen", 2, strlen)
         .flags(READONLY | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("mget", -2, mget)
+        .keys(1, 1, 1)
+        .doc("2.2.0", "Answers the length of a string.", "key"),
+    CommandSpec::new("mget", -2, mget)
         .flags(READONLY | FAST)
-        .keys(1, -1, 1),
-    CommandSpec::legacy("mset", -3, mset)
+        .keys(1, -1, 1)
+        .doc(
+            "1.0.0",
+            "Reads the strings of several keys at once.",
+            "key [key ...]",
+        ),
+    CommandSpec::new("mset", -3, mset)
         .flags(WRITE | DENYOOM)
-        .keys(1, -1, 2),
-    CommandSpec::legacy("msetnx", -3, msetnx)
+        .keys(1, -1, 2)
+        .doc(
+            "1.0.1",
+            "Stores several strings at once.",
+            "key value [key value ...]",
+        ),
+    CommandSpec::new("msetnx", -3, msetnx)
         .flags(WRITE | DENYOOM)
-        .keys(1, -1, 2),
-    CommandSpec::legacy("msetex", -4, msetex).flags(WRITE | DENYOOM | MOVABLE_KEYS),
-    CommandSpec::legacy("delex", -2, delex)
+        .keys(1, -1, 2)
+        .doc(
+            "1.0.1",
+            "Stores several strings only if none of the keys exists.",
+            "key value [key value ...]",
+        ),
+    CommandSpec::new("msetex", -4, msetex)
+        .flags(WRITE | DENYOOM | MOVABLE_KEYS)
+        .doc(
+            "8.4.0",
+            "Stores several strings with one condition and one expiry for all.",
+            concat!(
+                "numkeys key value [key value ...] [NX | XX] ",
+                expiry!(),
+                " | KEEPTTL]"
+            ),
+        ),
+    CommandSpec::new("delex", -2, delex)
         .flags(WRITE | FAST)
-        .keys(1, 1, 1),
-    CommandSpec::legacy("digest", 2, digest)
+        .keys(1, 1, 1)
+        .doc(
+            "8.4.0",
+            "Deletes a key, or a string only if its value or digest matches.",
+            "key [IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | IFDNE ifdne-digest]",
+        ),
+    CommandSpec::new("digest", 2, digest)
         .flags(READONLY | FAST)
-        .keys(1, 1, 1),
+        .keys(1, 1, 1)
+        .doc(
+            "8.4.0",
+            "Answers the XXH3 hash of a string as 16 hex digits.",
+            "key",
+        ),
+    CommandSpec::new("lcs", -3, super::lcs::lcs)
+        .flags(READONLY)
+        .keys(1, 2, 1)
+        .doc(
+            "7.0.0",
+            "Finds the longest common subsequence of two strings.",
+            "key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]",
+        ),
 ];
 
 /// `DIGEST_HEX_LENGTH`.
 const DIGEST_HEX_LENGTH: usize = 16;
-
-/// The string at `key`: `Ok(None)` if missing, WRONGTYPE if another type.
-pub(crate) fn lookup<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s StringValue>, Reply> {
-    match s.keyspace.get(key) {
-        None => Ok(None),
-        Some(Value::String(v)) => Ok(Some(v)),
-        Some(_) => Err(Reply::error(errors::WRONGTYPE)),
-    }
-}
-
-/// `setKey` / `dbReplaceValue` for a string: Redis keeps the key's old object
-/// when both the old value and the new object are unshared and not embstr.
-pub(crate) fn store(s: &mut Server, key: &[u8], obj: ArgObject, keep_ttl: bool) {
-    let old_allows = !matches!(
-        s.keyspace.get(key),
-        Some(Value::String(StringValue::Embstr(_)))
-    );
-    let reuse = old_allows && obj.swappable();
-    let value = Value::String(obj.into_stored(key.len()));
-    s.keyspace.set_value(key, value, keep_ttl, reuse);
-}
-
-/// `checkStringLength`.
-fn check_length(size: u64, append: u64) -> Result<(), Reply> {
-    if size.saturating_add(append) > PROTO_MAX_BULK_LEN {
-        return Err(Reply::error(
-            "ERR string exceeds maximum allowed size (proto-max-bulk-len)",
-        ));
-    }
-    Ok(())
-}
 
 /// XXH3-64 of the value, as 16 lower-case hex digits (`stringDigest`).
 pub fn digest_hex(bytes: &[u8]) -> String {
     format!("{:016x}", xxh3_64(bytes))
 }
 
-/// `getGenericCommand`: the reply, or WRONGTYPE as `Err`.
-fn get_reply(s: &mut Server, key: &[u8]) -> Result<Reply, Reply> {
+/// `getGenericCommand`: the value as a bulk string, nil if missing.
+fn get_reply(s: &mut Server, key: &[u8]) -> CmdResult {
     Ok(lookup(s, key)?.map_or(Reply::Nil, |v| Reply::bulk(v.bytes())))
 }
 
-pub fn get(s: &mut Server, a: &Args) -> Reply {
-    get_reply(s, a.bytes(1)).unwrap_or_else(|e| e)
+fn get(s: &mut Server, a: &Args) -> CmdResult {
+    get_reply(s, a.bytes(1))
 }
 
-pub fn set(s: &mut Server, a: &Args) -> Reply {
-    let opts = match ext::parse(a, 3, Kind::Set) {
-        Ok(o) => o,
-        Err(e) => return e,
-    };
+fn set(s: &mut Server, a: &Args) -> CmdResult {
+    let opts = ext::parse(a, 3, Kind::Set)?;
     set_generic(
         s,
         a.bytes(1),
         a.bytes(2),
         &opts,
         "set",
-        Reply::ok(),
-        Reply::Nil,
+        (Reply::ok(), Reply::Nil),
     )
 }
 
-/// `setGenericCommand`.
+/// `setGenericCommand`; `replies` are what it answers when it stores and when
+/// a condition stops it (without GET).
 fn set_generic(
     s: &mut Server,
     key: &[u8],
     value: &[u8],
     opts: &ext::ExtArgs<'_>,
     name: &str,
-    ok: Reply,
-    abort: Reply,
-) -> Reply {
-    let deadline = match ext::deadline_ms(opts, name) {
-        Ok(d) => d,
-        Err(e) => return e,
-    };
+    (ok, abort): (Reply, Reply),
+) -> CmdResult {
+    let deadline = ext::deadline_ms(opts, name)?;
     let old = if opts.has(ext::GET) {
-        match get_reply(s, key) {
-            Ok(r) => Some(r),
-            Err(e) => return e,
-        }
+        Some(get_reply(s, key)?)
     } else {
         None
     };
-    let aborted = |old: Option<Reply>| old.unwrap_or_else(|| abort.clone());
     let found = s.keyspace.contains(key);
     if (opts.has(ext::NX) && found) || (opts.has(ext::XX | ext::IFEQ | ext::IFDEQ) && !found) {
-        return aborted(old);
+        s.set_dirty(0);
+        return Ok(old.unwrap_or(abort));
     }
     if found && opts.has(ext::IFEQ | ext::IFNE | ext::IFDEQ | ext::IFDNE) {
-        let current = match lookup(s, key) {
-            Ok(v) => v.expect("found above").bytes().into_owned(),
-            Err(e) => return e,
-        };
+        let current = read_bytes(s, key)?.unwrap_or_default();
         let wanted = opts.match_value.unwrap_or_default();
         let holds = if opts.has(ext::IFEQ | ext::IFNE) {
             (current == wanted) == opts.has(ext::IFEQ)
         } else {
-            if wanted.len() != DIGEST_HEX_LENGTH {
-                return digest_length_error();
-            }
+            check_digest_length(wanted)?;
             digest_matches(&current, wanted) == opts.has(ext::IFDEQ)
         };
         if !holds {
-            return aborted(old);
+            s.set_dirty(0);
+            return Ok(old.unwrap_or(abort));
         }
     }
     let keep_ttl = opts.has(ext::KEEPTTL) || deadline.is_some();
@@ -187,13 +257,18 @@ fn set_generic(
     if let Some(at) = deadline {
         s.keyspace.set_expiry(key, Some(at));
     }
-    old.unwrap_or(ok)
+    Ok(old.unwrap_or(ok))
 }
 
-fn digest_length_error() -> Reply {
-    Reply::error(format!(
-        "ERR must be exactly {DIGEST_HEX_LENGTH} hexadecimal characters"
-    ))
+/// `validateHexDigest`: only the length is checked.
+fn check_digest_length(digest: &[u8]) -> Result<(), Reply> {
+    if digest.len() == DIGEST_HEX_LENGTH {
+        Ok(())
+    } else {
+        Err(Reply::error(format!(
+            "ERR must be exactly {DIGEST_HEX_LENGTH} hexadecimal characters"
+        )))
+    }
 }
 
 /// `strcasecmp(stringDigest(value), match)`: a C comparison, so it stops at NUL.
@@ -202,31 +277,24 @@ fn digest_matches(value: &[u8], wanted: &[u8]) -> bool {
     digest_hex(value).as_bytes().eq_ignore_ascii_case(wanted)
 }
 
-pub fn setnx(s: &mut Server, a: &Args) -> Reply {
+fn setnx(s: &mut Server, a: &Args) -> CmdResult {
     let opts = ext::ExtArgs {
         flags: ext::NX,
         ..Default::default()
     };
-    set_generic(
-        s,
-        a.bytes(1),
-        a.bytes(2),
-        &opts,
-        "setnx",
-        Reply::Integer(1),
-        Reply::Integer(0),
-    )
+    let replies = (Reply::Integer(1), Reply::Integer(0));
+    set_generic(s, a.bytes(1), a.bytes(2), &opts, "setnx", replies)
 }
 
-pub fn setex(s: &mut Server, a: &Args) -> Reply {
+fn setex(s: &mut Server, a: &Args) -> CmdResult {
     timed_set(s, a, ext::EX, "setex")
 }
 
-pub fn psetex(s: &mut Server, a: &Args) -> Reply {
+fn psetex(s: &mut Server, a: &Args) -> CmdResult {
     timed_set(s, a, ext::PX, "psetex")
 }
 
-fn timed_set(s: &mut Server, a: &Args, flag: u32, name: &str) -> Reply {
+fn timed_set(s: &mut Server, a: &Args, flag: u32, name: &str) -> CmdResult {
     let opts = ext::ExtArgs {
         flags: flag,
         expire: Some(a.bytes(2)),
@@ -238,199 +306,155 @@ fn timed_set(s: &mut Server, a: &Args, flag: u32, name: &str) -> Reply {
         a.bytes(3),
         &opts,
         name,
-        Reply::ok(),
-        Reply::Nil,
+        (Reply::ok(), Reply::Nil),
     )
 }
 
-pub fn getset(s: &mut Server, a: &Args) -> Reply {
-    let old = match get_reply(s, a.bytes(1)) {
-        Ok(r) => r,
-        Err(e) => return e,
-    };
+fn getset(s: &mut Server, a: &Args) -> CmdResult {
+    let old = get_reply(s, a.bytes(1))?;
     store(s, a.bytes(1), ArgObject::from_argument(a.bytes(2)), false);
-    old
+    Ok(old)
 }
 
-pub fn getex(s: &mut Server, a: &Args) -> Reply {
-    let opts = match ext::parse(a, 2, Kind::Get) {
-        Ok(o) => o,
-        Err(e) => return e,
-    };
+fn getex(s: &mut Server, a: &Args) -> CmdResult {
+    let opts = ext::parse(a, 2, Kind::Get)?;
     let key = a.bytes(1);
-    let reply = match lookup(s, key) {
-        Ok(None) => return Reply::Nil,
-        Ok(Some(v)) => Reply::bulk(v.bytes()),
-        Err(e) => return e,
+    let Some(value) = lookup(s, key)? else {
+        s.set_dirty(0);
+        return Ok(Reply::Nil);
     };
-    let deadline = match ext::deadline_ms(&opts, "getex") {
-        Ok(d) => d,
-        Err(e) => return e,
-    };
-    if opts.has(ext::EXAT | ext::PXAT) && deadline.is_some_and(|at| at <= now_ms()) {
-        s.keyspace.remove(key);
+    let reply = Reply::bulk(value.bytes());
+    let deadline = ext::deadline_ms(&opts, "getex")?;
+    let changed = if opts.has(ext::EXAT | ext::PXAT) && deadline.is_some_and(|at| at <= now_ms()) {
+        s.keyspace.remove(key)
     } else if let Some(at) = deadline {
-        s.keyspace.set_expiry(key, Some(at));
+        s.keyspace.set_expiry(key, Some(at))
     } else if opts.has(ext::PERSIST) {
+        let had_ttl = matches!(s.keyspace.expiry(key), Some(Some(_)));
         s.keyspace.set_expiry(key, None);
-    }
-    reply
-}
-
-pub fn getdel(s: &mut Server, a: &Args) -> Reply {
-    let reply = match get_reply(s, a.bytes(1)) {
-        Ok(r) => r,
-        Err(e) => return e,
+        had_ttl
+    } else {
+        false
     };
-    s.keyspace.remove(a.bytes(1));
-    reply
+    s.set_dirty(u64::from(changed));
+    Ok(reply)
 }
 
-pub fn append(s: &mut Server, a: &Args) -> Reply {
+fn getdel(s: &mut Server, a: &Args) -> CmdResult {
+    let reply = get_reply(s, a.bytes(1))?;
+    let deleted = s.keyspace.remove(a.bytes(1));
+    s.set_dirty(u64::from(deleted));
+    Ok(reply)
+}
+
+fn append(s: &mut Server, a: &Args) -> CmdResult {
     let key = a.bytes(1);
     let tail = a.bytes(2);
-    let current_len = match lookup(s, key) {
-        Err(e) => return e,
-        Ok(None) => {
-            let obj = ArgObject::from_argument(tail);
-            store(s, key, obj, false);
-            return Reply::Integer(tail.len() as i64);
-        }
-        Ok(Some(v)) => v.len(),
+    let Some(current) = lookup(s, key)? else {
+        store(s, key, ArgObject::from_argument(tail), false);
+        return Ok(Reply::Integer(tail.len() as i64));
     };
-    if let Err(e) = check_length(current_len as u64, tail.len() as u64) {
-        return e;
-    }
-    let sds = unshare(s, key);
+    let current_len = current.len() as u64;
+    check_length(s, current_len, tail.len() as u64)?;
+    let sds = unshared(s, key)?;
     sds.append(tail);
-    Reply::Integer(sds.len() as i64)
+    Ok(Reply::Integer(sds.len() as i64))
 }
 
-/// `dbUnshareStringValue`: makes the value at `key` raw and returns its SDS.
-pub(crate) fn unshare<'s>(s: &'s mut Server, key: &[u8]) -> &'s mut crate::sds::Sds {
-    let copy = match s.keyspace.get(key) {
-        Some(Value::String(v)) => v.unshared(),
-        _ => unreachable!("checked by the caller"),
-    };
-    if let Some(obj) = copy {
-        store(s, key, obj, true);
-    }
-    match s.keyspace.get_mut(key) {
-        Some(Value::String(v)) => v.raw_mut().expect("made raw above"),
-        _ => unreachable!("stored above"),
-    }
-}
-
-pub fn setrange(s: &mut Server, a: &Args) -> Reply {
-    let offset = match a.int(2) {
-        Ok(n) => n,
-        Err(e) => return e,
-    };
+fn setrange(s: &mut Server, a: &Args) -> CmdResult {
+    let offset = a.int(2)?;
     if offset < 0 {
-        return Reply::error("ERR offset is out of range");
+        return Err(Reply::error("ERR offset is out of range"));
     }
+    let offset = offset as u64;
     let key = a.bytes(1);
     let data = a.bytes(3);
-    match lookup(s, key) {
-        Err(e) => e,
-        Ok(None) => {
-            if data.is_empty() {
-                return Reply::Integer(0);
-            }
-            if let Err(e) = check_length(offset as u64, data.len() as u64) {
-                return e;
-            }
-            let offset = offset as usize;
-            let mut bytes = vec![0u8; offset + data.len()];
-            bytes[offset..].copy_from_slice(data);
-            let len = bytes.len();
-            let raw = ArgObject::Raw(crate::sds::Sds::new(&bytes));
-            store(s, key, raw, false);
-            Reply::Integer(len as i64)
-        }
-        Ok(Some(v)) => {
-            let old_len = v.len();
-            if data.is_empty() {
-                return Reply::Integer(old_len as i64);
-            }
-            if let Err(e) = check_length(offset as u64, data.len() as u64) {
-                return e;
-            }
-            let sds = unshare(s, key);
-            sds.write_at(offset as usize, data);
-            Reply::Integer(sds.len() as i64)
-        }
+    let old_len = lookup(s, key)?.map(|v| v.len());
+    if data.is_empty() {
+        s.set_dirty(0);
+        return Ok(Reply::Integer(old_len.unwrap_or(0) as i64));
     }
+    check_length(s, offset, data.len() as u64)?;
+    // Bounded by proto-max-bulk-len above, so the sum fits.
+    let offset = offset as usize;
+    if old_len.is_none() {
+        let mut bytes = vec![0u8; offset + data.len()];
+        bytes[offset..].copy_from_slice(data);
+        let len = bytes.len();
+        store(s, key, ArgObject::Raw(Sds::from_vec(bytes)), false);
+        return Ok(Reply::Integer(len as i64));
+    }
+    let sds = unshared(s, key)?;
+    sds.write_at(offset, data);
+    Ok(Reply::Integer(sds.len() as i64))
 }
 
-pub fn getrange(s: &mut Server, a: &Args) -> Reply {
-    let (mut start, mut end) = match (a.int(2), a.int(3)) {
-        (Ok(x), Ok(y)) => (x, y),
-        (Err(e), _) | (_, Err(e)) => return e,
-    };
-    let value = match lookup(s, a.bytes(1)) {
-        Err(e) => return e,
-        Ok(None) => return Reply::bulk(""),
-        Ok(Some(v)) => v.bytes(),
-    };
-    let len = value.len() as i64;
-    if start < 0 && end < 0 && start > end {
-        return Reply::bulk("");
-    }
+/// Redis's clamping of `start..=end` (negative: from the end) over `len`
+/// units; `None` when nothing is left. Shared with BITCOUNT and BITPOS.
+pub(crate) fn clamp_range(mut start: i64, mut end: i64, len: i64) -> Option<(i64, i64)> {
     if start < 0 {
-        start += len;
+        start = start.saturating_add(len);
     }
     if end < 0 {
-        end += len;
+        end = end.saturating_add(len);
     }
     start = start.max(0);
     end = end.max(0);
     if end >= len {
         end = len - 1;
     }
-    if start > end || len == 0 {
-        return Reply::bulk("");
-    }
-    Reply::bulk(&value[start as usize..=end as usize])
+    (start <= end && len > 0).then_some((start, end))
 }
 
-pub fn strlen(s: &mut Server, a: &Args) -> Reply {
-    match lookup(s, a.bytes(1)) {
-        Err(e) => e,
-        Ok(v) => Reply::Integer(v.map_or(0, |v| v.len() as i64)),
+fn getrange(s: &mut Server, a: &Args) -> CmdResult {
+    let (start, end) = (a.int(2)?, a.int(3)?);
+    let Some(value) = lookup(s, a.bytes(1))? else {
+        return Ok(Reply::bulk(""));
+    };
+    let value = value.bytes();
+    if start < 0 && end < 0 && start > end {
+        return Ok(Reply::bulk(""));
     }
+    Ok(match clamp_range(start, end, value.len() as i64) {
+        Some((from, to)) => Reply::bulk(&value[from as usize..=to as usize]),
+        None => Reply::bulk(""),
+    })
 }
 
-pub fn mget(s: &mut Server, a: &Args) -> Reply {
+fn strlen(s: &mut Server, a: &Args) -> CmdResult {
+    let len = lookup(s, a.bytes(1))?.map_or(0, |v| v.len());
+    Ok(Reply::Integer(len as i64))
+}
+
+fn mget(s: &mut Server, a: &Args) -> CmdResult {
+    // Another type reads as nil here, not as an error.
     let items = (1..a.len())
-        .map(|i| match s.keyspace.get(a.bytes(i)) {
-            Some(Value::String(v)) => Reply::bulk(v.bytes()),
+        .map(|i| match lookup(s, a.bytes(i)) {
+            Ok(Some(v)) => Reply::bulk(v.bytes()),
             _ => Reply::Nil,
         })
         .collect();
-    Reply::Array(items)
+    Ok(Reply::Array(items))
 }
 
-pub fn mset(s: &mut Server, a: &Args) -> Reply {
+fn mset(s: &mut Server, a: &Args) -> CmdResult {
     mset_generic(s, a, false, "mset")
 }
 
-pub fn msetnx(s: &mut Server, a: &Args) -> Reply {
+fn msetnx(s: &mut Server, a: &Args) -> CmdResult {
     mset_generic(s, a, true, "msetnx")
 }
 
-fn mset_generic(s: &mut Server, a: &Args, nx: bool, name: &str) -> Reply {
+fn mset_generic(s: &mut Server, a: &Args, nx: bool, name: &str) -> CmdResult {
     if a.len().is_multiple_of(2) {
-        return Reply::error(errors::arity(name));
+        return Err(Reply::error(errors::arity(name)));
     }
-    if nx
-        && (1..a.len())
-            .step_by(2)
-            .any(|i| s.keyspace.contains(a.bytes(i)))
-    {
-        return Reply::Integer(0);
+    let keys = || (1..a.len()).step_by(2);
+    if nx && keys().any(|i| s.keyspace.contains(a.bytes(i))) {
+        s.set_dirty(0);
+        return Ok(Reply::Integer(0));
     }
-    for i in (1..a.len()).step_by(2) {
+    for i in keys() {
         store(
             s,
             a.bytes(i),
@@ -438,37 +462,29 @@ fn mset_generic(s: &mut Server, a: &Args, nx: bool, name: &str) -> Reply {
             false,
         );
     }
-    if nx {
-        Reply::Integer(1)
-    } else {
-        Reply::ok()
-    }
+    s.set_dirty(keys().count() as u64);
+    Ok(if nx { Reply::Integer(1) } else { Reply::ok() })
 }
 
 /// MSETEX numkeys key value [key value ...] [NX | XX] [EX | PX | EXAT | PXAT |
 /// KEEPTTL].
-pub fn msetex(s: &mut Server, a: &Args) -> Reply {
+fn msetex(s: &mut Server, a: &Args) -> CmdResult {
     let count = match a.int(1) {
         Ok(n) if (1..=i64::from(i32::MAX)).contains(&n) => n as usize,
-        _ => return Reply::error("ERR invalid numkeys value"),
+        _ => return Err(Reply::error("ERR invalid numkeys value")),
     };
     if count * 2 + 2 > a.len() {
-        return Reply::error("ERR wrong number of key-value pairs");
+        return Err(Reply::error("ERR wrong number of key-value pairs"));
     }
-    let opts = match ext::parse(a, count * 2 + 2, Kind::MsetEx) {
-        Ok(o) => o,
-        Err(e) => return e,
-    };
-    let deadline = match ext::deadline_ms(&opts, "msetex") {
-        Ok(d) => d,
-        Err(e) => return e,
-    };
+    let opts = ext::parse(a, count * 2 + 2, Kind::MsetEx)?;
+    let deadline = ext::deadline_ms(&opts, "msetex")?;
     let keys = || (0..count).map(|j| 2 + 2 * j);
     if opts.has(ext::NX | ext::XX) {
         for k in keys() {
             let found = s.keyspace.contains(a.bytes(k));
             if (opts.has(ext::NX) && found) || (opts.has(ext::XX) && !found) {
-                return Reply::Integer(0);
+                s.set_dirty(0);
+                return Ok(Reply::Integer(0));
             }
         }
     }
@@ -476,29 +492,36 @@ pub fn msetex(s: &mut Server, a: &Args) -> Reply {
     for k in keys() {
         let key = a.bytes(k);
         store(s, key, ArgObject::from_argument(a.bytes(k + 1)), keep_ttl);
-        if let Some(at) = deadline {
-            if !keep_ttl {
-                s.keyspace.set_expiry(key, Some(at));
-            }
+        if let Some(at) = deadline.filter(|_| !keep_ttl) {
+            s.keyspace.set_expiry(key, Some(at));
         }
     }
-    Reply::Integer(1)
+    s.set_dirty(count as u64);
+    Ok(Reply::Integer(1))
 }
 
 /// DELEX key [IFEQ value | IFNE value | IFDEQ digest | IFDNE digest].
-pub fn delex(s: &mut Server, a: &Args) -> Reply {
+fn delex(s: &mut Server, a: &Args) -> CmdResult {
+    let key = a.bytes(1);
     if a.len() == 2 {
-        return super::generic::del(s, a);
+        // `delGenericCommand` on one key.
+        let deleted = s.keyspace.remove(key);
+        s.set_dirty(u64::from(deleted));
+        return Ok(Reply::Integer(i64::from(deleted)));
     }
     if a.len() != 4 {
-        return Reply::error(errors::arity("delex"));
+        return Err(Reply::error(errors::arity("delex")));
     }
-    let key = a.bytes(1);
     let current = match s.keyspace.get(key) {
-        None => return Reply::Integer(0),
+        None => {
+            s.set_dirty(0);
+            return Ok(Reply::Integer(0));
+        }
         Some(Value::String(v)) => v.bytes().into_owned(),
         Some(_) => {
-            return Reply::error("ERR Key should be of string type if conditions are specified")
+            return Err(Reply::error(
+                "ERR Key should be of string type if conditions are specified",
+            ))
         }
     };
     let wanted = a.bytes(3);
@@ -507,22 +530,23 @@ pub fn delex(s: &mut Server, a: &Args) -> Reply {
     } else if a.is(2, "ifne") {
         current != wanted
     } else if a.is(2, "ifdeq") || a.is(2, "ifdne") {
-        if wanted.len() != DIGEST_HEX_LENGTH {
-            return digest_length_error();
-        }
+        check_digest_length(wanted)?;
         digest_matches(&current, wanted) == a.is(2, "ifdeq")
     } else {
-        return Reply::error("ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE");
+        return Err(Reply::error(
+            "ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE",
+        ));
     };
-    Reply::Integer(i64::from(delete && s.keyspace.remove(key)))
+    let deleted = delete && s.keyspace.remove(key);
+    s.set_dirty(u64::from(deleted));
+    Ok(Reply::Integer(i64::from(deleted)))
 }
 
-pub fn digest(s: &mut Server, a: &Args) -> Reply {
-    match lookup(s, a.bytes(1)) {
-        Err(e) => e,
-        Ok(None) => Reply::Nil,
-        Ok(Some(v)) => Reply::bulk(digest_hex(&v.bytes())),
-    }
+fn digest(s: &mut Server, a: &Args) -> CmdResult {
+    Ok(match lookup(s, a.bytes(1))? {
+        None => Reply::Nil,
+        Some(v) => Reply::bulk(digest_hex(&v.bytes())),
+    })
 }
 
 #[cfg(test)]

@@ -495,7 +495,7 @@ impl Hash {
     ) -> Option<u64> {
         match &self.repr {
             Repr::Table { dict, .. } => Some(dict.scan(cursor, |f, e| {
-                if !e.expire.is_some_and(|t| t < now) {
+                if e.expire.is_none_or(|t| t >= now) {
                     emit(f, &e.value)
                 }
             })),

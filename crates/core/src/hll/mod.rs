@@ -16,7 +16,8 @@
 //! * **sparse** ([`sparse`]): a run-length code where long runs of zero registers
 //!   cost one or two bytes. Every sketch starts sparse (18 bytes) and becomes dense
 //!   for good once a register needs a value above 32 or the string would grow past
-//!   `hll-sparse-max-bytes` (3000).
+//!   `hll-sparse-max-bytes` (3000 by default; the caller passes the configured
+//!   value to every write, which is when Redis reads it).
 //!
 //! An element is hashed with MurmurHash64A ([`hash`]); 14 bits choose the register
 //! and the position of the first 1 in the other 50 bits is the candidate value.
@@ -123,19 +124,21 @@ pub fn invalidate_cache(bytes: &mut [u8]) {
     bytes[15] |= 0x80;
 }
 
-/// `hllAdd`: adds one element; true if a register changed.
-pub fn add(sds: &mut Sds, element: &[u8]) -> Result<bool, Corrupt> {
+/// `hllAdd`: adds one element; true if a register changed. `sparse_max` is
+/// `hll-sparse-max-bytes`.
+pub fn add(sds: &mut Sds, element: &[u8], sparse_max: usize) -> Result<bool, Corrupt> {
     let (index, count) = hash::pattern(element);
-    raise(sds, index, count)
+    raise(sds, index, count, sparse_max)
 }
 
 /// Raises register `index` to `value` if it is lower, in whichever encoding the
-/// sketch has (a sparse one may become dense); true if it changed.
-pub fn raise(sds: &mut Sds, index: usize, value: u8) -> Result<bool, Corrupt> {
+/// sketch has (a sparse one may become dense, past `sparse_max` bytes); true if
+/// it changed.
+pub fn raise(sds: &mut Sds, index: usize, value: u8, sparse_max: usize) -> Result<bool, Corrupt> {
     match encoding(sds.as_bytes()) {
         Encoding::Dense => Ok(dense::raise(&mut sds.bytes_mut()[HDR_SIZE..], index, value)),
         Encoding::Sparse => {
-            sparse::set(sds, index, value).map(|o| o != sparse::SetOutcome::Unchanged)
+            sparse::set(sds, index, value, sparse_max).map(|o| o != sparse::SetOutcome::Unchanged)
         }
     }
 }
@@ -186,7 +189,7 @@ mod tests {
     fn sketch(prefix: &str, n: usize) -> Sds {
         let mut s = new_sketch();
         for i in 0..n {
-            add(&mut s, format!("{prefix}{i}").as_bytes()).unwrap();
+            add(&mut s, format!("{prefix}{i}").as_bytes(), SPARSE_MAX_BYTES).unwrap();
         }
         s
     }

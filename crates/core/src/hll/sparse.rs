@@ -10,12 +10,13 @@
 //! or ZERO of length 1 is overwritten, anything longer is split into at most three
 //! opcodes (XZERO-VAL-XZERO is the worst case, 3 bytes more), then neighbouring
 //! VALs with the same value are merged when the run fits in 4. A value above 32
-//! has no opcode, and a string that would pass `hll-sparse-max-bytes` (3000) is not
-//! grown: both promote the sketch to dense.
+//! has no opcode, and a string that would pass `hll-sparse-max-bytes` (3000 by
+//! default, the `max` argument of [`set`]) is not grown: both promote the sketch
+//! to dense.
 //!
 //! Before an edit Redis makes room for the worst case: when fewer than 3 bytes are
 //! free it resizes the SDS to `len + 3` plus as much again (at most 300 more),
-//! capped at 3000, so the string's allocation moves in steps that MEMORY USAGE
+//! capped at `max`, so the string's allocation moves in steps that MEMORY USAGE
 //! shows. That happens before it looks whether the register needs raising at all.
 //!
 //! Corrupt input is handled the way Redis's pointer walk handles it: a sum of
@@ -23,7 +24,7 @@
 //! conversion), and an XZERO cut short by the end of the string reads its second
 //! byte as 0 (the SDS's NUL terminator).
 
-use super::{dense, Corrupt, DENSE, DENSE_SIZE, HDR_SIZE, REGISTERS, SPARSE_MAX_BYTES};
+use super::{dense, Corrupt, DENSE, DENSE_SIZE, HDR_SIZE, REGISTERS};
 use crate::sds::Sds;
 
 /// `HLL_SPARSE_VAL_MAX_VALUE`.
@@ -257,15 +258,16 @@ pub enum SetOutcome {
     Promoted,
 }
 
-/// `hllSparseSet`: raises register `index` to `count` if it is lower.
-pub fn set(sds: &mut Sds, index: usize, count: u8) -> Result<SetOutcome, Corrupt> {
+/// `hllSparseSet`: raises register `index` to `count` if it is lower; `max` is
+/// `hll-sparse-max-bytes`.
+pub fn set(sds: &mut Sds, index: usize, count: u8, max: usize) -> Result<SetOutcome, Corrupt> {
     if count > VAL_MAX_VALUE {
         return promote(sds, index, count);
     }
-    if sds.alloc() < SPARSE_MAX_BYTES && sds.avail() < 3 {
+    if sds.alloc() < max && sds.avail() < 3 {
         let mut wanted = sds.len() + 3;
         wanted += wanted.min(300);
-        sds.resize(wanted.min(SPARSE_MAX_BYTES), true);
+        sds.resize(wanted.min(max), true);
     }
 
     // Step 1: find the opcode covering `index`.
@@ -298,7 +300,7 @@ pub fn set(sds: &mut Sds, index: usize, count: u8) -> Result<SetOutcome, Corrupt
         _ => {
             let seq = split(op, first, index, count);
             let delta = seq.len() as isize - op.size() as isize;
-            if delta > 0 && sds.len() + delta as usize > SPARSE_MAX_BYTES {
+            if delta > 0 && sds.len() + delta as usize > max {
                 return promote(sds, index, count);
             }
             let new_len = (sds.len() as isize + delta) as usize;
@@ -340,7 +342,8 @@ pub fn set(sds: &mut Sds, index: usize, count: u8) -> Result<SetOutcome, Corrupt
 fn promote(sds: &mut Sds, index: usize, count: u8) -> Result<SetOutcome, Corrupt> {
     to_dense(sds)?;
     let raised = dense::raise(&mut sds.bytes_mut()[HDR_SIZE..], index, count);
-    assert!(raised, "a promotion always raises its register");
+    // Redis asserts this; a sketch that passed the walk always satisfies it.
+    debug_assert!(raised, "a promotion always raises its register");
     Ok(SetOutcome::Promoted)
 }
 
@@ -348,6 +351,8 @@ fn promote(sds: &mut Sds, index: usize, count: u8) -> Result<SetOutcome, Corrupt
 mod tests {
     use super::*;
     use crate::hll;
+
+    const MAX: usize = hll::SPARSE_MAX_BYTES;
 
     #[test]
     fn a_new_sketch_is_one_xzero() {
@@ -359,16 +364,16 @@ mod tests {
     #[test]
     fn splits_and_merges() {
         let mut s = hll::new_sketch();
-        assert_eq!(set(&mut s, 100, 3), Ok(SetOutcome::Raised));
+        assert_eq!(set(&mut s, 100, 3, MAX), Ok(SetOutcome::Raised));
         assert_eq!(decode(s.as_bytes()), "Z:100 v:3,1 Z:16283");
-        assert_eq!(set(&mut s, 101, 3), Ok(SetOutcome::Raised));
+        assert_eq!(set(&mut s, 101, 3, MAX), Ok(SetOutcome::Raised));
         assert_eq!(decode(s.as_bytes()), "Z:100 v:3,2 Z:16282");
-        assert_eq!(set(&mut s, 101, 2), Ok(SetOutcome::Unchanged));
-        assert_eq!(set(&mut s, 0, 1), Ok(SetOutcome::Raised));
+        assert_eq!(set(&mut s, 101, 2, MAX), Ok(SetOutcome::Unchanged));
+        assert_eq!(set(&mut s, 0, 1, MAX), Ok(SetOutcome::Raised));
         assert_eq!(decode(s.as_bytes()), "v:1,1 Z:99 v:3,2 Z:16282");
         // The first resize: 18 + 3 doubled, in a type-8 SDS of 48 bytes.
         assert_eq!(s.alloc_size(), 48);
-        assert_eq!(set(&mut s, 200, 33), Ok(SetOutcome::Promoted));
+        assert_eq!(set(&mut s, 200, 33, MAX), Ok(SetOutcome::Promoted));
         assert_eq!(s.len(), DENSE_SIZE);
         assert_eq!(s.alloc_size(), 14_336);
         let regs = &s.as_bytes()[HDR_SIZE..];
@@ -376,6 +381,28 @@ mod tests {
             [0, 1, 100, 101, 102, 200].map(|i| dense::get(regs, i)),
             [1, 0, 3, 3, 0, 33]
         );
+    }
+
+    #[test]
+    fn a_smaller_max_promotes_sooner() {
+        // hll-sparse-max-bytes 30: the sketch stays sparse while a split fits
+        // in 30 bytes, then goes dense.
+        let mut s = hll::new_sketch();
+        let mut longest = 0;
+        let mut i = 0;
+        loop {
+            let outcome = set(&mut s, i * 100, 1, 30).unwrap();
+            i += 1;
+            if outcome == SetOutcome::Promoted {
+                break;
+            }
+            longest = longest.max(s.len());
+        }
+        assert!((28..=30).contains(&longest), "{longest}");
+        assert_eq!(s.len(), DENSE_SIZE);
+        // Max 0: any split promotes.
+        let mut z = hll::new_sketch();
+        assert_eq!(set(&mut z, 5, 1, 0), Ok(SetOutcome::Promoted));
     }
 
     #[test]

@@ -116,9 +116,12 @@ pub struct Server {
     memory_probe: Option<fn() -> usize>,
     /// The running script's clock and the transport's busy handler.
     pub(crate) script_watch: crate::scripting::busy::SharedWatch,
-    /// Write commands run so far (Redis's `server.dirty`, roughly): a transport
-    /// retries blocked clients when it moves.
+    /// Redis's `server.dirty`: one per write command that succeeded, or what the
+    /// command reported with [`Server::set_dirty`]. A transport retries blocked
+    /// clients when it moves; INFO shows it as `rdb_changes_since_last_save`.
     dirty: u64,
+    /// The changes the running command reported (`server.dirty += n`).
+    dirty_reported: Option<u64>,
     running_client: ClientId,
     shutdown_requested: bool,
     run_id: String,
@@ -175,6 +178,7 @@ impl Server {
             memory_probe: None,
             script_watch: crate::scripting::busy::ScriptWatch::shared(),
             dirty: 0,
+            dirty_reported: None,
             running_client: 0,
             shutdown_requested: false,
             run_id: String::new(),
@@ -534,6 +538,7 @@ impl Server {
             self.keyspace.watches.begin_write();
         }
         let args = Args::new(argv);
+        let outer_reported = self.dirty_reported.take();
         let outcome = catch_unwind(AssertUnwindSafe(|| match spec.handler {
             Handler::Server(f) => f(self, &args),
             Handler::Client(f) => f(self, client, &args),
@@ -567,8 +572,10 @@ impl Server {
             self.pending_block = None;
         }
         // A blocking command that found nothing wrote nothing either.
-        if writes && !failed && self.pending_block.is_none() {
-            self.dirty += 1;
+        match std::mem::replace(&mut self.dirty_reported, outer_reported) {
+            Some(n) => self.dirty += n,
+            None if writes && !failed && self.pending_block.is_none() => self.dirty += 1,
+            None => {}
         }
         let usec = elapsed.as_micros() as u64;
         // A command that blocked is counted once, when it is finally served or
@@ -792,9 +799,16 @@ impl Server {
         self.shutdown_requested
     }
 
-    /// How many write commands have run (moves whenever data may have changed).
+    /// How many changes commands made (moves whenever data may have changed).
     pub fn dirty(&self) -> u64 {
         self.dirty
+    }
+
+    /// Called by a command whose count of changes is not "one per successful
+    /// write" (Redis's `server.dirty += n`): a SETBIT that changed no bit reports
+    /// 0, MSET one per key, a PFCOUNT that refreshed its cache 1.
+    pub(crate) fn set_dirty(&mut self, changes: u64) {
+        self.dirty_reported = Some(changes);
     }
 
     /// Installs a function that reports the process's heap in use (the listener's

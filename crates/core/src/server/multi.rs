@@ -54,7 +54,7 @@ pub fn exec(s: &mut Server, c: &mut Client, _: &Args) -> CmdResult {
     let mut replies = Vec::with_capacity(m.queued.len());
     for argv in &m.queued {
         let reply = match table::resolve(argv) {
-            Found::Command(spec, fullname) => s.call_nested(c, spec, &fullname, argv),
+            Found::Command(spec, fullname) => s.call_nested(c, spec, fullname, argv),
             // Checked when queued; a table cannot lose a command in between.
             _ => super::unknown_command(argv),
         };

@@ -1,0 +1,122 @@
+//! How Redis reads and prints integers: `string2ll` and `ll2string` (src/util.c).
+//!
+//! Strict: optional `-`, no `+`, no leading zeros, no spaces, no `-0`, at most
+//! 20 bytes, must fit in an `i64`.
+
+/// `LONG_STR_SIZE` (src/util.h): `string2ll` rejects inputs this long or longer.
+const LONG_STR_SIZE: usize = 21;
+
+/// Formats an integer reply or score, as `ll2string` (src/util.c) does.
+pub fn format_i64(v: i64) -> String {
+    v.to_string()
+}
+
+/// `sdigits10`: the length of `ll2string(v)`, without printing it.
+pub fn digits10(v: i64) -> usize {
+    let sign = usize::from(v < 0);
+    let mut n = v.unsigned_abs();
+    let mut digits = 1;
+    while n >= 10 {
+        n /= 10;
+        digits += 1;
+    }
+    sign + digits
+}
+
+/// Parses a strict decimal integer.
+///
+/// Mirrors `string2ll` (src/util.c), used by `getLongLongFromObject`; `None`
+/// means Redis answers [`super::ERR_NOT_INTEGER`].
+pub fn parse_i64(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || s.len() >= LONG_STR_SIZE {
+        return None;
+    }
+    if s == b"0" {
+        return Some(0);
+    }
+    let (negative, digits) = match s.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, s),
+    };
+    // The first digit must be 1-9: no "+1", no "01", no "-0".
+    if !matches!(digits.first(), Some(b'1'..=b'9')) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+    }
+    if negative {
+        if v > 1 << 63 {
+            return None;
+        }
+        // 2^63 wraps to i64::MIN, which is exactly its negation.
+        Some((v as i64).wrapping_neg())
+    } else {
+        i64::try_from(v).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_i64_is_plain() {
+        assert_eq!(format_i64(0), "0");
+        assert_eq!(format_i64(-42), "-42");
+        assert_eq!(format_i64(i64::MIN), "-9223372036854775808");
+    }
+
+    #[test]
+    fn digits10_is_the_printed_length() {
+        for v in [
+            0,
+            9,
+            10,
+            -1,
+            -10,
+            99_999,
+            i64::MAX,
+            i64::MIN,
+            1_000_000_000_000,
+        ] {
+            assert_eq!(digits10(v), format_i64(v).len(), "{v}");
+        }
+    }
+
+    #[test]
+    fn integers() {
+        let pi = |s: &str| parse_i64(s.as_bytes());
+        assert_eq!(pi("0"), Some(0));
+        assert_eq!(pi("1"), Some(1));
+        assert_eq!(pi("-1"), Some(-1));
+        assert_eq!(pi("9223372036854775807"), Some(i64::MAX));
+        assert_eq!(pi("-9223372036854775808"), Some(i64::MIN));
+        for s in [
+            "",
+            "-",
+            "+1",
+            "-0",
+            "00",
+            "01",
+            "-01",
+            " 1",
+            "1 ",
+            "1.0",
+            "1e3",
+            "9223372036854775808",
+            "-9223372036854775809",
+            "18446744073709551616",
+            "99999999999999999999",
+            "000000000000000000001",
+            "0x10",
+        ] {
+            assert_eq!(pi(s), None, "{s:?}");
+        }
+        assert_eq!(parse_i64(b"1\0"), None);
+    }
+}
