@@ -24,6 +24,7 @@ mod bitmap;
 mod cluster;
 mod connection;
 mod counter;
+mod functions;
 mod generic;
 mod geo;
 mod geo_search;
@@ -89,6 +90,10 @@ pub const FAMILIES: &[Family] = &[
     Family {
         group: Group::Scripting,
         commands: scripting::COMMANDS,
+    },
+    Family {
+        group: Group::Scripting,
+        commands: functions::COMMANDS,
     },
     Family {
         group: Group::Cluster,

@@ -222,6 +222,9 @@ fn section(s: &Server, name: &str) -> String {
             let used = s.used_memory();
             field("used_memory", used.to_string());
             field("used_memory_human", human_bytes(used));
+            for (k, v) in super::scripting::info_memory(s) {
+                field(k, v);
+            }
             field(
                 "maxmemory",
                 s.config
@@ -255,6 +258,10 @@ fn section(s: &Server, name: &str) -> String {
             field("total_commands_processed", st.total_commands.to_string());
             field("rejected_connections", st.rejected_connections.to_string());
             field("expired_keys", st.expired_keys.to_string());
+            field(
+                "evicted_scripts",
+                super::scripting::evicted_scripts(s).to_string(),
+            );
             field("keyspace_hits", st.keyspace_hits.to_string());
             field("keyspace_misses", st.keyspace_misses.to_string());
             field("pubsub_channels", s.pubsub.channel_count().to_string());
@@ -308,7 +315,7 @@ fn section(s: &Server, name: &str) -> String {
     format!("# {title}\r\n{out}")
 }
 
-fn human_bytes(n: usize) -> String {
+pub(super) fn human_bytes(n: usize) -> String {
     let n = n as f64;
     if n < 1024.0 {
         format!("{}B", n as u64)
