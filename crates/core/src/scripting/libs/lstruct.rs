@@ -7,7 +7,41 @@
 
 use mlua::{Lua, MultiValue, Table, Value};
 
-use super::{arg_error, check_bytes, check_number, error, opt_integer};
+use super::{arg_error, check_bytes, error, opt_integer, to_bytes, to_number};
+
+/// `b_pack` pushes a nil after its arguments (a mark before its buffer): the
+/// first missing argument reads as nil, the next ones as no value.
+fn pack_arg<'a>(args: &'a MultiValue, i: usize) -> (Option<&'a Value>, &'static str) {
+    match args.get(i) {
+        Some(v) => (Some(v), super::lua_type_name(v)),
+        None if i == args.len() => (None, "nil"),
+        None => (None, "no value"),
+    }
+}
+
+fn pack_number(lua: &Lua, args: &MultiValue, i: usize) -> mlua::Result<f64> {
+    let (v, got) = pack_arg(args, i);
+    match v.and_then(|v| to_number(lua, v)) {
+        Some(n) => Ok(n),
+        None => Err(arg_error(
+            lua,
+            i as i64 + 1,
+            &format!("number expected, got {got}"),
+        )),
+    }
+}
+
+fn pack_bytes(lua: &Lua, args: &MultiValue, i: usize) -> mlua::Result<Vec<u8>> {
+    let (v, got) = pack_arg(args, i);
+    match v.and_then(to_bytes) {
+        Some(b) => Ok(b),
+        None => Err(arg_error(
+            lua,
+            i as i64 + 1,
+            &format!("string expected, got {got}"),
+        )),
+    }
+}
 
 const MAXINTSIZE: usize = 32;
 /// The alignment of a double on x86-64 (`MAXALIGN`).
@@ -123,7 +157,7 @@ fn pack(lua: &Lua, args: MultiValue) -> mlua::Result<mlua::LuaString> {
         out.resize(out.len() + pad, 0);
         match opt {
             _ if is_int(opt) => {
-                let n = check_number(lua, &args, arg)?;
+                let n = pack_number(lua, &args, arg)?;
                 arg += 1;
                 let mut value = if n < 0.0 {
                     super::super::convert::c_cast_i64(n) as u64
@@ -140,7 +174,7 @@ fn pack(lua: &Lua, args: MultiValue) -> mlua::Result<mlua::LuaString> {
             }
             b'x' => out.push(0),
             b'f' => {
-                let v = check_number(lua, &args, arg)? as f32;
+                let v = pack_number(lua, &args, arg)? as f32;
                 arg += 1;
                 out.extend_from_slice(&if h.little {
                     v.to_le_bytes()
@@ -149,7 +183,7 @@ fn pack(lua: &Lua, args: MultiValue) -> mlua::Result<mlua::LuaString> {
                 });
             }
             b'd' => {
-                let v = check_number(lua, &args, arg)?;
+                let v = pack_number(lua, &args, arg)?;
                 arg += 1;
                 out.extend_from_slice(&if h.little {
                     v.to_le_bytes()
@@ -158,7 +192,7 @@ fn pack(lua: &Lua, args: MultiValue) -> mlua::Result<mlua::LuaString> {
                 });
             }
             b'c' | b's' => {
-                let s = check_bytes(lua, &args, arg)?;
+                let s = pack_bytes(lua, &args, arg)?;
                 arg += 1;
                 if size == 0 {
                     size = s.len();
