@@ -15,18 +15,19 @@ use crate::scripting::busy::stats_reply;
 use crate::scripting::functions::RestorePolicy;
 use crate::scripting::run::{self, Target};
 use crate::scripting::Engine;
+use crate::server::client::Client;
 
 const FCALL_SYNTAX: &str = "function numkeys [key [key ...]] [arg [arg ...]]";
 
 pub const COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("fcall", -3, fcall)
+    CommandSpec::client("fcall", -3, fcall)
         .flags(NOSCRIPT | SKIP_MONITOR | MAY_REPLICATE | NO_MANDATORY_KEYS | STALE | MOVABLE_KEYS)
         .doc(
             "7.0.0",
             "Calls a function of a loaded library.",
             FCALL_SYNTAX,
         ),
-    CommandSpec::new("fcall_ro", -3, fcall_ro)
+    CommandSpec::client("fcall_ro", -3, fcall_ro)
         .flags(NOSCRIPT | SKIP_MONITOR | NO_MANDATORY_KEYS | STALE | READONLY | MOVABLE_KEYS)
         .doc(
             "7.0.0",
@@ -109,16 +110,18 @@ fn syntax_error(a: &Args) -> Reply {
     ))
 }
 
-pub fn fcall(s: &mut Server, a: &Args) -> CmdResult {
-    fcall_generic(s, a, false, "fcall")
+pub fn fcall(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
+    fcall_generic(s, c, a, false, "fcall")
 }
 
-pub fn fcall_ro(s: &mut Server, a: &Args) -> CmdResult {
-    fcall_generic(s, a, true, "fcall_ro")
+pub fn fcall_ro(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
+    fcall_generic(s, c, a, true, "fcall_ro")
 }
 
 /// `fcallCommandGeneric`.
-fn fcall_generic(s: &mut Server, a: &Args, ro: bool, fullname: &str) -> CmdResult {
+fn fcall_generic(s: &mut Server, c: &mut Client, a: &Args, ro: bool, fullname: &str) -> CmdResult {
+    // The function is fed to MONITOR before the commands it runs.
+    s.feed_monitors(c, a.all());
     let mut engine = take_engine(s)?;
     let result = call_function(s, &mut engine, a, ro, fullname);
     s.scripting = Some(engine);

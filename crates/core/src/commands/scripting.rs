@@ -10,6 +10,7 @@ use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::reply::Reply;
 use crate::scripting::run::{self, Target};
 use crate::scripting::Engine;
+use crate::server::client::Client;
 
 const EVAL_FLAGS: u32 =
     NOSCRIPT | SKIP_MONITOR | MAY_REPLICATE | NO_MANDATORY_KEYS | STALE | MOVABLE_KEYS;
@@ -19,26 +20,26 @@ const EVAL_SYNTAX: &str = "script numkeys [key [key ...]] [arg [arg ...]]";
 const EVALSHA_SYNTAX: &str = "sha1 numkeys [key [key ...]] [arg [arg ...]]";
 
 pub const COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("eval", -3, eval).flags(EVAL_FLAGS).doc(
+    CommandSpec::client("eval", -3, eval).flags(EVAL_FLAGS).doc(
         "2.6.0",
         "Runs a Lua script on the server, caching it by its SHA1.",
         EVAL_SYNTAX,
     ),
-    CommandSpec::new("evalsha", -3, evalsha)
+    CommandSpec::client("evalsha", -3, evalsha)
         .flags(EVAL_FLAGS)
         .doc(
             "2.6.0",
             "Runs a cached Lua script named by its SHA1.",
             EVALSHA_SYNTAX,
         ),
-    CommandSpec::new("eval_ro", -3, eval_ro)
+    CommandSpec::client("eval_ro", -3, eval_ro)
         .flags(EVAL_RO_FLAGS)
         .doc(
             "7.0.0",
             "Runs a Lua script that may not call write commands.",
             EVAL_SYNTAX,
         ),
-    CommandSpec::new("evalsha_ro", -3, evalsha_ro)
+    CommandSpec::client("evalsha_ro", -3, evalsha_ro)
         .flags(EVAL_RO_FLAGS)
         .doc(
             "7.0.0",
@@ -95,20 +96,20 @@ const SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
 
 const NOSCRIPT_ERROR: &str = "NOSCRIPT No matching script. Please use EVAL.";
 
-pub fn eval(s: &mut Server, a: &Args) -> CmdResult {
-    eval_generic(s, a, false, false, "eval")
+pub fn eval(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
+    eval_generic(s, c, a, false, false, "eval")
 }
 
-pub fn evalsha(s: &mut Server, a: &Args) -> CmdResult {
-    eval_generic(s, a, true, false, "evalsha")
+pub fn evalsha(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
+    eval_generic(s, c, a, true, false, "evalsha")
 }
 
-pub fn eval_ro(s: &mut Server, a: &Args) -> CmdResult {
-    eval_generic(s, a, false, true, "eval_ro")
+pub fn eval_ro(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
+    eval_generic(s, c, a, false, true, "eval_ro")
 }
 
-pub fn evalsha_ro(s: &mut Server, a: &Args) -> CmdResult {
-    eval_generic(s, a, true, true, "evalsha_ro")
+pub fn evalsha_ro(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
+    eval_generic(s, c, a, true, true, "evalsha_ro")
 }
 
 /// The server's scripting state, taken out while a script runs (the script's
@@ -151,8 +152,17 @@ pub(super) fn numkeys(a: &Args, not_integer: &str) -> Result<usize, Reply> {
     Ok(n as usize)
 }
 
-/// `evalGenericCommand` (src/eval.c).
-fn eval_generic(s: &mut Server, a: &Args, by_sha: bool, ro: bool, fullname: &str) -> CmdResult {
+/// `evalCommand` / `evalShaCommand` and `evalGenericCommand` (src/eval.c).
+fn eval_generic(
+    s: &mut Server,
+    c: &mut Client,
+    a: &Args,
+    by_sha: bool,
+    ro: bool,
+    fullname: &str,
+) -> CmdResult {
+    // The script is fed to MONITOR before the commands it runs.
+    s.feed_monitors(c, a.all());
     if by_sha && a.bytes(1).len() != 40 {
         return Err(Reply::error(NOSCRIPT_ERROR));
     }
@@ -543,6 +553,105 @@ mod tests {
         );
         assert_eq!(s.stats.commands["eval"].failed, 0);
         assert_eq!(s.stats.total_error_replies, 1);
+    }
+
+    fn over_the_limit() -> usize {
+        1 << 40
+    }
+
+    /// Over `maxmemory`, a script may still read; its first write is refused
+    /// (counted as OOM and a rejected SET), a shebang script needs allow-oom or
+    /// no-writes to start at all, and a function without flags does not start.
+    #[test]
+    fn out_of_memory_rules_follow_the_script_flags() {
+        let mut s = Server::new();
+        s.set_memory_probe(over_the_limit);
+        s.cmd(&["SET", "x", "123"]);
+        s.cmd(&[
+            "FUNCTION",
+            "LOAD",
+            "#!lua name=m\nredis.register_function('f', function() return 1 end)",
+        ]);
+        s.cmd(&["CONFIG", "SET", "maxmemory", "1"]);
+        s.cmd(&["CONFIG", "RESETSTAT"]);
+        let write = "return redis.call('set','x','y')";
+        assert_eq!(
+            eval(&mut s, write, &["1", "x"]),
+            Reply::error(format!(
+                "OOM command not allowed when used memory > 'maxmemory'. script: {}, on @user_script:1.",
+                crate::scripting::sha1_hex(write.as_bytes())
+            ))
+        );
+        assert_eq!(s.stats.errors.get("OOM"), Some(&1));
+        assert_eq!(s.stats.total_error_replies, 1);
+        assert_eq!(s.stats.commands["set"].rejected, 1);
+        assert_eq!(s.stats.commands["set"].calls, 0);
+        assert_eq!(s.stats.commands["eval"].failed, 1);
+        assert_eq!(
+            eval(&mut s, "return redis.call('get','x')", &["1", "x"]),
+            Reply::bulk("123")
+        );
+        let oom = Reply::error(
+            "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'",
+        );
+        assert_eq!(eval(&mut s, "#!lua flags=\nreturn 1", &["0"]), oom);
+        assert_eq!(s.cmd(&["FCALL", "f", "0"]), oom);
+        assert_eq!(
+            eval(
+                &mut s,
+                "#!lua flags=allow-oom\nredis.call('set','x','1') return 1",
+                &["1", "x"]
+            ),
+            Reply::Integer(1)
+        );
+        assert_eq!(
+            eval(&mut s, "#!lua flags=no-writes\nreturn 1", &["0"]),
+            Reply::Integer(1)
+        );
+        // pcall hands the refusal back as an error table.
+        assert_eq!(
+            eval(
+                &mut s,
+                "return redis.pcall('set','x','y')['err']",
+                &["1", "x"]
+            ),
+            Reply::bulk("OOM command not allowed when used memory > 'maxmemory'.")
+        );
+        s.cmd(&["CONFIG", "SET", "maxmemory", "0"]);
+        assert_eq!(eval(&mut s, "#!lua\nreturn 1", &["0"]), Reply::Integer(1));
+    }
+
+    /// EVAL is fed to MONITOR before the commands its script runs (which
+    /// show as coming from `lua`).
+    #[test]
+    fn monitor_sees_the_script_then_its_commands() {
+        let mut s = Server::new();
+        let conn = |s: &mut Server| {
+            s.connect(crate::server::ConnectInfo {
+                kind: crate::server::ClientKind::Connection,
+                addr: "127.0.0.1:7001".into(),
+                laddr: "127.0.0.1:6379".into(),
+            })
+        };
+        let (watcher, caller) = (conn(&mut s), conn(&mut s));
+        s.call(watcher, &[b"MONITOR".to_vec()]);
+        s.call(
+            caller,
+            &[
+                b"EVAL".to_vec(),
+                b"return redis.call('ping')".to_vec(),
+                b"0".to_vec(),
+            ],
+        );
+        let out = s.client_mut(watcher).unwrap().take_pending();
+        let text = String::from_utf8_lossy(&out);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(
+            lines[0].ends_with("[0 127.0.0.1:7001] \"EVAL\" \"return redis.call('ping')\" \"0\""),
+            "{text}"
+        );
+        assert!(lines[1].ends_with("[0 lua] \"ping\""), "{text}");
     }
 
     /// Stock Lua 5.1.5's unpack overflowed on these ranges and took the
