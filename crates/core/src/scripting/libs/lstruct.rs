@@ -11,7 +11,7 @@ use super::{arg_error, check_bytes, error, opt_integer, to_bytes, to_number};
 
 /// `b_pack` pushes a nil after its arguments (a mark before its buffer): the
 /// first missing argument reads as nil, the next ones as no value.
-fn pack_arg<'a>(args: &'a MultiValue, i: usize) -> (Option<&'a Value>, &'static str) {
+fn pack_arg(args: &MultiValue, i: usize) -> (Option<&Value>, &'static str) {
     match args.get(i) {
         Some(v) => (Some(v), super::lua_type_name(v)),
         None if i == args.len() => (None, "nil"),
