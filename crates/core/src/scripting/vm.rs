@@ -236,7 +236,7 @@ impl Vm {
             })?,
         )?;
         libs::install(&lua, &prim)?;
-        let api: Table = lua.load(PRELUDE).set_name("@redislab_prelude").call(prim)?;
+        let api: Table = prelude(&lua)?.call(prim)?;
         // Every 100,000 instructions, as Redis's `luaMaskCountHook`.
         let hook_watch = watch;
         lua.set_hook(
@@ -366,6 +366,25 @@ impl Vm {
     }
 }
 
+/// The prelude compiled, without its debug information when it can be
+/// stripped (see [`strip_chunk`]).
+fn prelude(lua: &Lua) -> mlua::Result<Function> {
+    let text = lua
+        .load(PRELUDE)
+        .set_name("@redislab_prelude")
+        .into_function()?;
+    let dump: Function = lua.globals().get::<Table>("string")?.get("dump")?;
+    let chunk: LuaString = dump.call(text.clone())?;
+    match strip_chunk(&chunk.as_bytes()) {
+        Some(stripped) => lua
+            .load(stripped)
+            .set_name("@redislab_prelude")
+            .set_mode(mlua::chunk::ChunkMode::Binary)
+            .into_function(),
+        None => Ok(text),
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -434,7 +453,13 @@ fn innermost(e: &mlua::Error) -> String {
         mlua::Error::CallbackError { cause, .. } | mlua::Error::WithContext { cause, .. } => {
             innermost(cause)
         }
-        mlua::Error::RuntimeError(m) | mlua::Error::MemoryError(m) => m.clone(),
+        // mlua appends a traceback to errors of Lua code it calls.
+        mlua::Error::RuntimeError(m) | mlua::Error::MemoryError(m) => {
+            match m.find("\nstack traceback:") {
+                Some(at) => m[..at].to_string(),
+                None => m.clone(),
+            }
+        }
         mlua::Error::SyntaxError { message, .. } => message.clone(),
         mlua::Error::ExternalError(inner) => match inner.downcast_ref::<Raised>() {
             Some(r) => r.text.clone(),
@@ -646,4 +671,95 @@ fn register_function(lua: &Lua, shared: &Shared, args: MultiValue) -> mlua::Resu
         callback,
     });
     Ok(())
+}
+
+/// Removes the debug information (line numbers, local and upvalue names) from
+/// a Lua 5.1 binary chunk (x86-64 layout: 4-byte ints, 8-byte sizes), keeping
+/// the top function's source name. The prelude is loaded this way: nothing
+/// reads its line numbers, and they were a good part of a fresh state's size.
+/// `None` if the chunk is not in the expected format.
+fn strip_chunk(chunk: &[u8]) -> Option<Vec<u8>> {
+    const HEADER: &[u8] = b"\x1bLua\x51\x00\x01\x04\x08\x04\x08\x00";
+    struct R<'a> {
+        d: &'a [u8],
+        at: usize,
+        out: Vec<u8>,
+    }
+    impl R<'_> {
+        fn copy(&mut self, n: usize) -> Option<&[u8]> {
+            let s = self.d.get(self.at..self.at + n)?;
+            self.at += n;
+            self.out.extend_from_slice(s);
+            Some(s)
+        }
+        fn int(&mut self) -> Option<usize> {
+            let b = self.copy(4)?;
+            usize::try_from(i32::from_le_bytes(b.try_into().ok()?)).ok()
+        }
+        fn skip_int(&mut self) -> Option<usize> {
+            let b = self.d.get(self.at..self.at + 4)?;
+            self.at += 4;
+            usize::try_from(i32::from_le_bytes(b.try_into().ok()?)).ok()
+        }
+        fn string(&mut self) -> Option<()> {
+            let b = self.copy(8)?;
+            let n = usize::try_from(u64::from_le_bytes(b.try_into().ok()?)).ok()?;
+            self.copy(n).map(|_| ())
+        }
+        fn skip_string(&mut self) -> Option<()> {
+            let b = self.d.get(self.at..self.at + 8)?;
+            let n = usize::try_from(u64::from_le_bytes(b.try_into().ok()?)).ok()?;
+            self.at += 8 + n;
+            (self.at <= self.d.len()).then_some(())
+        }
+        fn function(&mut self) -> Option<()> {
+            self.string()?; // source (empty for nested functions)
+            self.copy(4 + 4 + 4)?; // lines, nups, params, vararg, stack
+            let code = self.int()?;
+            self.copy(code.checked_mul(4)?)?;
+            let constants = self.int()?;
+            for _ in 0..constants {
+                match self.copy(1)?[0] {
+                    0 => {}
+                    1 => {
+                        self.copy(1)?;
+                    }
+                    3 => {
+                        self.copy(8)?;
+                    }
+                    4 => self.string()?,
+                    _ => return None,
+                }
+            }
+            let protos = self.int()?;
+            for _ in 0..protos {
+                self.function()?;
+            }
+            // Debug information: written as empty.
+            let lines = self.skip_int()?;
+            self.at += lines.checked_mul(4)?;
+            let locals = self.skip_int()?;
+            for _ in 0..locals {
+                self.skip_string()?;
+                self.at += 8;
+            }
+            let upvalues = self.skip_int()?;
+            for _ in 0..upvalues {
+                self.skip_string()?;
+            }
+            self.out.extend_from_slice(&[0; 12]);
+            (self.at <= self.d.len()).then_some(())
+        }
+    }
+    if !chunk.starts_with(HEADER) {
+        return None;
+    }
+    let mut r = R {
+        d: chunk,
+        at: 0,
+        out: Vec::with_capacity(chunk.len()),
+    };
+    r.copy(HEADER.len())?;
+    r.function()?;
+    (r.at == chunk.len()).then_some(r.out)
 }

@@ -14,6 +14,7 @@ use mlua::{Function, Lua, MultiValue, Table, Value};
 
 use super::vm::raise_plain;
 
+pub mod base;
 pub mod bit;
 pub mod cjson;
 pub mod cmsgpack;
@@ -29,6 +30,8 @@ pub fn install(lua: &Lua, prim: &Table) -> mlua::Result<()> {
     prim.set("cmsgpack", cmsgpack::module(lua)?)?;
     prim.set("struct", lstruct::module(lua)?)?;
     prim.set("bit", bit::module(lua)?)?;
+    // SAFETY: `base::unpack` follows the lua_CFunction contract.
+    prim.set("unpack", unsafe { lua.create_c_function(base::unpack)? })?;
     Ok(())
 }
 
