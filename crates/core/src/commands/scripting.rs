@@ -654,6 +654,65 @@ mod tests {
         assert!(lines[1].ends_with("[0 lua] \"ping\""), "{text}");
     }
 
+    /// Deeply nested documents made the libraries' recursion overflow a 2 MB
+    /// thread stack (the listener's executor thread has one) and abort the
+    /// process; they now stop with the libraries' own errors.
+    #[test]
+    fn hostile_nesting_is_refused_not_a_crash() {
+        let run = || {
+            let mut s = Server::new();
+            let cases = [
+                (
+                    "return cmsgpack.unpack(string.rep('\\145', 100000) .. '\\1')",
+                    "stack overflow (in function mp_decode_to_lua_array)",
+                ),
+                (
+                    "return cmsgpack.unpack(string.rep('\\129\\1', 100000) .. '\\1')",
+                    "stack overflow (too many return values at once; use unpack_one or unpack_limit instead.)",
+                ),
+                (
+                    "local j = cjson.new() j.decode_max_depth(100000) return j.decode(string.rep('[', 100000))",
+                    "Found too many nested data structures (1001) at character 1001",
+                ),
+                (
+                    "local j = cjson.new() j.encode_max_depth(100000) local t = {} t[1] = t return j.encode(t)",
+                    "Cannot serialise, excessive nesting (1001)",
+                ),
+                (
+                    "local t = {} t[1] = t return cjson.encode(t)",
+                    "Cannot serialise, excessive nesting (1001)",
+                ),
+            ];
+            for (script, want) in cases {
+                let r = eval(&mut s, script, &["0"]);
+                let Reply::Error(text) = &r else {
+                    panic!("{script}: {r:?}")
+                };
+                assert!(text.contains(want), "{script}: {text}");
+            }
+            // A reply nested past the limit ends in Redis's stack error.
+            let r = eval(
+                &mut s,
+                "local a = {} local b = {a} a[1] = b return a",
+                &["0"],
+            );
+            let mut depth = 0;
+            let mut at = &r;
+            while let Reply::Array(items) = at {
+                depth += 1;
+                at = &items[0];
+            }
+            assert_eq!(at, &Reply::error("ERR reached lua stack limit"));
+            assert!(depth > 100, "{depth}");
+        };
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(run)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
     /// Stock Lua 5.1.5's unpack overflowed on these ranges and took the
     /// server down (a segfault under the Tcl suite).
     #[test]

@@ -357,7 +357,7 @@ fn encode_value(
         Value::LightUserData(p) if p.0.is_null() => out.extend_from_slice(b"null"),
         Value::Table(t) => {
             let depth = depth + 1;
-            if depth > c.encode_max_depth {
+            if depth > c.encode_max_depth.min(super::MAX_NESTING as i64) {
                 return Err(error(
                     lua,
                     &format!("Cannot serialise, excessive nesting ({depth})"),
@@ -670,7 +670,7 @@ fn parse_error(lua: &Lua, expected: &str, token: &Token, at: usize) -> mlua::Err
 
 fn descend(lua: &Lua, p: &mut Parser) -> mlua::Result<()> {
     p.depth += 1;
-    if p.depth > p.config.decode_max_depth {
+    if p.depth > p.config.decode_max_depth.min(super::MAX_NESTING as i64) {
         return Err(error(
             lua,
             &format!(

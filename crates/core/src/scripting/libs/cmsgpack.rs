@@ -146,6 +146,9 @@ fn pack(lua: &Lua, args: MultiValue) -> mlua::Result<mlua::LuaString> {
 enum Fail {
     /// Not enough bytes (`MP_CUR_ERROR_EOF`).
     Eof,
+    /// Nested past [`super::MAX_NESTING`]: the stack error Redis's version
+    /// raises (deeper) for an array or a map.
+    TooDeep(&'static str),
     /// A type byte the library does not know (`MP_CUR_ERROR_BADFMT`).
     BadFormat,
     Lua(mlua::Error),
@@ -160,6 +163,7 @@ impl From<mlua::Error> for Fail {
 struct Cursor<'a> {
     data: &'a [u8],
     pos: usize,
+    depth: usize,
 }
 
 impl<'a> Cursor<'a> {
@@ -289,15 +293,26 @@ fn decode(lua: &Lua, c: &mut Cursor) -> Result<Value, Fail> {
 }
 
 fn array(lua: &Lua, c: &mut Cursor, len: usize) -> Result<Value, Fail> {
+    c.depth += 1;
+    if c.depth > super::MAX_NESTING {
+        return Err(Fail::TooDeep("in function mp_decode_to_lua_array"));
+    }
     let t = lua.create_table()?;
     for i in 1..=len {
         let v = decode(lua, c)?;
         t.raw_set(i, v)?;
     }
+    c.depth -= 1;
     Ok(Value::Table(t))
 }
 
 fn map(lua: &Lua, c: &mut Cursor, len: usize) -> Result<Value, Fail> {
+    c.depth += 1;
+    if c.depth > super::MAX_NESTING {
+        return Err(Fail::TooDeep(
+            "too many return values at once; use unpack_one or unpack_limit instead.",
+        ));
+    }
     let t = lua.create_table()?;
     for _ in 0..len {
         let k = decode(lua, c)?;
@@ -317,6 +332,7 @@ fn map(lua: &Lua, c: &mut Cursor, len: usize) -> Result<Value, Fail> {
         }
         t.raw_set(k, v)?;
     }
+    c.depth -= 1;
     Ok(Value::Table(t))
 }
 
@@ -348,6 +364,7 @@ fn unpack(lua: &Lua, data: &[u8], limit: i64, offset: i64) -> mlua::Result<Multi
     let mut c = Cursor {
         data,
         pos: offset as usize,
+        depth: 0,
     };
     let mut values = Vec::new();
     while c.left() > 0 && (values.len() as i64) < limit {
@@ -362,6 +379,9 @@ fn unpack(lua: &Lua, data: &[u8], limit: i64, offset: i64) -> mlua::Result<Multi
             Ok(v) => values.push(v),
             Err(Fail::Eof) => return Err(error(lua, "Missing bytes in input.")),
             Err(Fail::BadFormat) => return Err(error(lua, "Bad data format in input.")),
+            Err(Fail::TooDeep(what)) => {
+                return Err(error(lua, &format!("stack overflow ({what})")))
+            }
             Err(Fail::Lua(e)) => return Err(e),
         }
     }

@@ -20,6 +20,14 @@ pub mod cjson;
 pub mod cmsgpack;
 pub mod lstruct;
 
+/// How deep the libraries' encoders and decoders recurse at most. Redis's C
+/// libraries are bounded by Lua's 8000-slot C stack (cjson nests 7998 arrays
+/// or 4000 objects when its max depth is raised that far; cmsgpack decodes
+/// 4000 levels); the Rust recursion here stops at 1000 levels, cjson's default
+/// maximum, so that a hostile document cannot exhaust a 2 MB thread stack. The
+/// errors are the libraries' own, at a shallower depth.
+pub const MAX_NESTING: usize = 1000;
+
 /// The prelude's `readonly` function (kept as app data so `cjson.decode` can
 /// give arrays a read-only metatable).
 pub struct Readonly(pub Function);
