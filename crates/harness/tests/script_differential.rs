@@ -296,6 +296,26 @@ fn cases() -> Vec<Vec<String>> {
         "return unpack({1, 2, 3})",
         "return tostring(nil)",
         "return getmetatable('').__index == string",
+        "return redis.acl_check_cmd('set', 'x', '1')",
+        "return redis.acl_check_cmd('get')",
+        "return redis.acl_check_cmd('nope')",
+        "return redis.acl_check_cmd('config', 'bogus')",
+        "return redis.acl_check_cmd('config', 'get', 'x')",
+        "return redis.acl_check_cmd()",
+        "return redis.acl_check_cmd({})",
+        "return redis.acl_check_cmd('eval', 'script')",
+        "\x1bLuaQ",
+        "return redis.breakpoint()",
+        "return redis.debug('x', 1)",
+        "return redis.call('publish', 'chan', 'msg')",
+        "#!lua flags=no-writes\nreturn redis.call('publish', 'chan', 'msg')",
+        "return redis.call('script', 'flush')",
+        "return redis.call('function', 'list')",
+        "return redis.call('fcall', 'x', '0')",
+        "return redis.call('multi')",
+        "return redis.call('config', 'bogus')",
+        "return redis.call('config')",
+        "return redis.call('client', 'id') > 0",
         "return pairs(nil)",
         "return pairs()",
         "local ok, e = pcall(pairs) return e",
@@ -323,6 +343,9 @@ fn cases() -> Vec<Vec<String>> {
         "setmetatable(_G, {})",
         "return type(__redis__err__handler)",
         "return loadstring(string.dump(function() return 1 end))",
+        "return {loadstring(string.dump(function() return 1 end))}",
+        "return {loadstring(string.dump(function() return 1 end), 'named')}",
+        "return {loadstring(string.dump(function() return 1 end), '=eq')}",
         "return {loadstring('return +')}",
         "return load(function() return nil end)()",
         "local parts = {'return ', '4', '2'} local i = 0 return load(function() i = i + 1 return parts[i] end)()",
@@ -400,6 +423,10 @@ fn cases() -> Vec<Vec<String>> {
     c.push(cmd(&["SCRIPT", "EXISTS"]));
     c.push(cmd(&["SCRIPT", "HELP"]));
     c.push(cmd(&["SCRIPT", "KILL"]));
+    c.push(cmd(&["SCRIPT", "DEBUG", "NO"]));
+    c.push(cmd(&["SCRIPT", "DEBUG", "bogus"]));
+    c.push(cmd(&["SCRIPT", "DEBUG"]));
+    c.push(cmd(&["SCRIPT", "FLUSH", "SYNC", "x"]));
     // An EVAL also caches its script for EVALSHA.
     c.push(cmd(&["EVAL", "return 2", "0"]));
     c.push(cmd(&[

@@ -383,10 +383,25 @@ visible.xpcall = c_function(function(f, h)
   end))
 end)
 
+-- luaO_chunkid for a chunk named by its source text: `[string "..."]` with
+-- the first line (as a C string), cut at 44 bytes with `...`.
+local function string_chunkid(src)
+  local text = src:match('^[^%z]*')
+  local line = text:match('^[^\n\r]*')
+  if #line > 44 then
+    line = line:sub(1, 44)
+  end
+  if #line < #text then
+    return '[string "' .. line .. '..."]'
+  end
+  return '[string "' .. line .. '"]'
+end
+
 -- Redis's Lua only parses text: a precompiled chunk does not load.
 local function text_chunk(s, name)
-  if type(s) == 'string' and s:byte(1) == 27 then
-    return nil, '[string "' .. (name or '?') .. '"]:1: unexpected symbol near \'<\\27>\''
+  if type(s) == 'string' and s:byte(1) == 27 and (name == nil or type(name) == 'string') then
+    local id = name and name:sub(1, 1) == '=' and name:sub(2) or string_chunkid(name or s)
+    return nil, id .. ":1: unexpected symbol near 'char(27)'"
   end
   local f, e = real_loadstring(s, name)
   if f then

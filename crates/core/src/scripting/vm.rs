@@ -268,7 +268,7 @@ impl Vm {
     pub fn compile(&self, code: &[u8], chunkname: &str) -> Result<Function, String> {
         if code.first() == Some(&0x1b) {
             let short = chunkname.trim_start_matches('@');
-            return Err(format!("{short}:1: unexpected symbol near '<\\27>'"));
+            return Err(format!("{short}:1: unexpected symbol near 'char(27)'"));
         }
         let function = self
             .lua
