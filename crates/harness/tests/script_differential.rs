@@ -1215,3 +1215,112 @@ fn error_stats_count_like_redis() {
     }
     check("error stats", total, mismatches);
 }
+
+/// A RESP2 reply, parsed (for COMMAND INFO).
+#[derive(Debug, PartialEq, Clone)]
+enum Resp {
+    Text(String),
+    Int(i64),
+    Nil,
+    List(Vec<Resp>),
+}
+
+fn parse(bytes: &[u8], at: &mut usize) -> Resp {
+    let end = at_line_end(bytes, *at);
+    let line = String::from_utf8_lossy(&bytes[*at + 1..end]).into_owned();
+    let kind = bytes[*at];
+    *at = end + 2;
+    match kind {
+        b'+' | b'-' => Resp::Text(line),
+        b':' => Resp::Int(line.parse().unwrap()),
+        b'$' => {
+            let n: i64 = line.parse().unwrap();
+            if n < 0 {
+                return Resp::Nil;
+            }
+            let s = String::from_utf8_lossy(&bytes[*at..*at + n as usize]).into_owned();
+            *at += n as usize + 2;
+            Resp::Text(s)
+        }
+        _ => {
+            let n: i64 = line.parse().unwrap();
+            Resp::List((0..n.max(0)).map(|_| parse(bytes, at)).collect())
+        }
+    }
+}
+
+fn at_line_end(bytes: &[u8], from: usize) -> usize {
+    from + bytes[from..].windows(2).position(|w| w == b"\r\n").unwrap()
+}
+
+/// name, arity, flags, first/last/step key and ACL categories of a COMMAND
+/// INFO entry and of its subcommands (the key specs, tips and docs of
+/// Redis's table are not modelled by the core).
+fn command_rows(entry: &Resp, out: &mut Vec<String>) {
+    let Resp::List(f) = entry else { return };
+    let sorted = |r: &Resp| -> String {
+        let Resp::List(items) = r else {
+            return String::new();
+        };
+        let mut v: Vec<String> = items.iter().map(|i| format!("{i:?}")).collect();
+        v.sort();
+        v.join(" ")
+    };
+    out.push(format!(
+        "{:?} arity={:?} flags=[{}] keys={:?},{:?},{:?} acl=[{}]",
+        f[0],
+        f[1],
+        sorted(&f[2]),
+        f[3],
+        f[4],
+        f[5],
+        sorted(&f[6])
+    ));
+    if let Some(Resp::List(subs)) = f.get(9) {
+        for sub in subs {
+            command_rows(sub, out);
+        }
+    }
+}
+
+#[test]
+fn scripting_commands_are_described_like_redis() {
+    let Some((_server, mut redis, mut core)) = fresh() else {
+        return;
+    };
+    let argv = bytes(&cmd(&[
+        "COMMAND",
+        "INFO",
+        "eval",
+        "evalsha",
+        "eval_ro",
+        "evalsha_ro",
+        "fcall",
+        "fcall_ro",
+        "script",
+        "function",
+    ]));
+    let rows = |reply: Vec<u8>| {
+        let Resp::List(entries) = parse(&reply, &mut 0) else {
+            panic!("not a list")
+        };
+        let mut out = Vec::new();
+        for e in &entries {
+            command_rows(e, &mut out);
+        }
+        // Redis lists subcommands in its hash table's order.
+        out.sort();
+        out
+    };
+    let want = rows(redis.call(&argv).unwrap());
+    let got = rows(core.call(&argv));
+    assert_eq!(want.len(), 23, "{want:#?}");
+    let mismatches: Vec<String> = want
+        .iter()
+        .zip(&got)
+        .filter(|(w, g)| w != g)
+        .map(|(w, g)| format!("redis: {w}\n  core:  {g}"))
+        .collect();
+    assert_eq!(want.len(), got.len());
+    check("command info", want.len(), mismatches);
+}

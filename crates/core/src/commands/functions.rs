@@ -9,7 +9,7 @@
 //! mode: without `no-writes` it counts as a writer).
 
 use super::scripting::{engine, help_reply, numkeys, take_engine};
-use super::{flags::*, Args, CmdResult, CommandSpec, Server};
+use super::{flags::*, Args, CmdResult, CommandSpec, Group, Server};
 use crate::reply::Reply;
 use crate::scripting::busy::stats_reply;
 use crate::scripting::functions::RestorePolicy;
@@ -44,6 +44,7 @@ pub const COMMANDS: &[CommandSpec] = &[
 const SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec::new("delete", 3, function_delete)
         .flags(NOSCRIPT | WRITE)
+        .group(Group::Scripting)
         .doc(
             "7.0.0",
             "Removes a library and its functions.",
@@ -51,6 +52,7 @@ const SUBCOMMANDS: &[CommandSpec] = &[
         ),
     CommandSpec::new("dump", 2, function_dump)
         .flags(NOSCRIPT)
+        .group(Group::Scripting)
         .doc(
             "7.0.0",
             "Serializes every library into a payload for FUNCTION RESTORE.",
@@ -58,12 +60,15 @@ const SUBCOMMANDS: &[CommandSpec] = &[
         ),
     CommandSpec::new("flush", -2, function_flush)
         .flags(NOSCRIPT | WRITE)
+        .group(Group::Scripting)
         .doc("7.0.0", "Removes every library.", "[ASYNC | SYNC]"),
     CommandSpec::new("help", 2, function_help)
         .flags(LOADING | STALE)
+        .group(Group::Scripting)
         .doc("7.0.0", "Lists the FUNCTION subcommands.", ""),
     CommandSpec::new("kill", 2, function_kill)
         .flags(NOSCRIPT | ALLOW_BUSY)
+        .group(Group::Scripting)
         .doc(
             "7.0.0",
             "Stops the function that is running, if it has not written.",
@@ -71,6 +76,7 @@ const SUBCOMMANDS: &[CommandSpec] = &[
         ),
     CommandSpec::new("list", -2, function_list)
         .flags(NOSCRIPT)
+        .group(Group::Scripting)
         .doc(
             "7.0.0",
             "Describes the loaded libraries and their functions.",
@@ -78,6 +84,7 @@ const SUBCOMMANDS: &[CommandSpec] = &[
         ),
     CommandSpec::new("load", -3, function_load)
         .flags(NOSCRIPT | WRITE | DENYOOM)
+        .group(Group::Scripting)
         .doc(
             "7.0.0",
             "Loads a library of functions from its code.",
@@ -85,6 +92,7 @@ const SUBCOMMANDS: &[CommandSpec] = &[
         ),
     CommandSpec::new("restore", -3, function_restore)
         .flags(NOSCRIPT | WRITE | DENYOOM)
+        .group(Group::Scripting)
         .doc(
             "7.0.0",
             "Loads the libraries of a FUNCTION DUMP payload.",
@@ -92,6 +100,7 @@ const SUBCOMMANDS: &[CommandSpec] = &[
         ),
     CommandSpec::new("stats", 2, function_stats)
         .flags(NOSCRIPT | ALLOW_BUSY)
+        .group(Group::Scripting)
         .doc(
             "7.0.0",
             "Tells which function runs, if any, and counts the libraries.",

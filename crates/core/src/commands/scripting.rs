@@ -6,7 +6,7 @@
 //! ([`crate::scripting::run`]), which applies the script's flags and gates
 //! every `redis.call`.
 
-use super::{flags::*, Args, CmdResult, CommandSpec, Server};
+use super::{flags::*, Args, CmdResult, CommandSpec, Group, Server};
 use crate::reply::Reply;
 use crate::scripting::run::{self, Target};
 use crate::scripting::Engine;
@@ -56,6 +56,7 @@ pub const COMMANDS: &[CommandSpec] = &[
 const SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec::new("debug", 3, script_debug)
         .flags(NOSCRIPT)
+        .group(Group::Scripting)
         .doc(
             "3.2.0",
             "Turns the Lua debugger on or off for the next scripts (only NO here).",
@@ -63,6 +64,7 @@ const SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
         ),
     CommandSpec::new("exists", -3, script_exists)
         .flags(NOSCRIPT)
+        .group(Group::Scripting)
         .doc(
             "2.6.0",
             "Tells for each SHA1 whether that script is in the cache.",
@@ -70,6 +72,7 @@ const SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
         ),
     CommandSpec::new("flush", -2, script_flush)
         .flags(NOSCRIPT)
+        .group(Group::Scripting)
         .doc(
             "2.6.0",
             "Empties the script cache and starts a fresh Lua state.",
@@ -77,9 +80,11 @@ const SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
         ),
     CommandSpec::new("help", 2, script_help)
         .flags(LOADING | STALE)
+        .group(Group::Scripting)
         .doc("5.0.0", "Lists the SCRIPT subcommands.", ""),
     CommandSpec::new("kill", 2, script_kill)
         .flags(NOSCRIPT | ALLOW_BUSY)
+        .group(Group::Scripting)
         .doc(
             "2.6.0",
             "Stops the EVAL script that is running, if it has not written.",
@@ -87,6 +92,7 @@ const SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
         ),
     CommandSpec::new("load", 3, script_load)
         .flags(NOSCRIPT | STALE)
+        .group(Group::Scripting)
         .doc(
             "2.6.0",
             "Compiles a script into the cache without running it.",

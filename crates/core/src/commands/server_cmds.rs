@@ -427,11 +427,16 @@ fn config_help(_: &mut Server, _: &Args) -> CmdResult {
 /// The ACL categories Redis derives for a command: `@write`/`@read`, the
 /// group's own, `@fast` or `@slow`, and `@admin @dangerous` for admin commands.
 fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
+    // A container command (CONFIG, SCRIPT, ...) has no categories of its own.
+    if matches!(spec.handler, crate::server::table::Handler::Container) {
+        return vec!["@slow"];
+    }
     let mut cats = Vec::new();
     if spec.has(flags::WRITE) {
         cats.push("@write");
     }
-    if spec.has(flags::READONLY) {
+    // `setImplicitACLCategories`: read-only scripting commands are not @read.
+    if spec.has(flags::READONLY) && spec.group != Group::Scripting {
         cats.push("@read");
     }
     if spec.has(flags::ADMIN) {
