@@ -305,7 +305,9 @@ impl ScriptWatch {
             }
             Activity::Running { started, state } => {
                 let elapsed = started.elapsed();
-                if elapsed < self.threshold {
+                // Redis installs no hook with a zero threshold: such a script
+                // is never busy (and cannot be killed).
+                if self.threshold.is_zero() || elapsed < self.threshold {
                     return Ok(());
                 }
                 self.timed_out = true;
@@ -396,13 +398,14 @@ mod tests {
         w.set_handler(Box::new(|_| BusyVerdict::Kill));
         w.begin(RunInfo {
             client: 1,
-            threshold_ms: 0,
+            threshold_ms: 1,
             eval: true,
             name: "x".into(),
             command: vec![],
             libraries: 0,
             functions: 0,
         });
+        std::thread::sleep(Duration::from_millis(2));
         assert_eq!(w.check(), Err(KILLED));
         assert_eq!(w.aborting(), Some(KILLED));
         assert_eq!(w.check(), Err(KILLED));
@@ -413,5 +416,17 @@ mod tests {
         assert_eq!(w.check(), Err(LOAD_TIMED_OUT));
         w.begin_load(None);
         assert_eq!(w.check(), Ok(()));
+        // busy-reply-threshold 0: never busy.
+        w.begin(RunInfo {
+            client: 1,
+            threshold_ms: 0,
+            eval: true,
+            name: "x".into(),
+            command: vec![],
+            libraries: 0,
+            functions: 0,
+        });
+        assert_eq!(w.check(), Ok(()));
+        assert!(!w.timed_out());
     }
 }
