@@ -13,8 +13,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "02a-string",
-    title: "SDS memory and the TTL rules of string commands",
-    source: "article 02 (002_c9f8d1839353f9f7.txt), sections 3.1-3.2",
     uses_pg: false,
 };
 

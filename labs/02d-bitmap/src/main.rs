@@ -19,8 +19,6 @@ use redislab_harness::{run, Kv, LabInfo, Recorder, Report};
 
 const LAB: LabInfo = LabInfo {
     id: "02d-bitmap",
-    title: "Bitmaps: 100,000 students × 7 days, BITOP vs sets, the offset's price",
-    source: "article 02 (002_c9f8d1839353f9f7.txt), section 3.5",
     uses_pg: false,
 };
 

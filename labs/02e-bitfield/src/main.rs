@@ -19,8 +19,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Recorder, Report};
 
 const LAB: LabInfo = LabInfo {
     id: "02e-bitfield",
-    title: "Bitfields: 100,000 students × 40 lessons as u7 cells vs a hash each; OVERFLOW",
-    source: "article 02 (002_c9f8d1839353f9f7.txt), section 3.6",
     uses_pg: false,
 };
 

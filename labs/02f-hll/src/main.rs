@@ -19,8 +19,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "02f-hll",
-    title: "HyperLogLog: error, bytes and encoding; the 800,000-viewer week",
-    source: "article 02 (002_c9f8d1839353f9f7.txt), section 3.7",
     uses_pg: false,
 };
 

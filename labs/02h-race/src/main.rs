@@ -15,8 +15,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "02h-race",
-    title: "Read-modify-write under contention: naive, WATCH/MULTI/EXEC, SET IFEQ",
-    source: "article 02 (002_c9f8d1839353f9f7.txt), section 10",
     uses_pg: false,
 };
 

@@ -27,8 +27,6 @@ static ALLOC: CountingAlloc = CountingAlloc::new();
 
 const LAB: LabInfo = LabInfo {
     id: "05c-cost",
-    title: "Command costs on a 1,000,000-member zset: latency distributions, server time, memory",
-    source: "article 05 (000_241b1ad0809f496f.txt), section 3.4",
     uses_pg: false,
 };
 

@@ -23,8 +23,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Pg, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "05d-pg",
-    title: "The same leaderboard in PostgreSQL: four questions, EXPLAIN ANALYZE beside Redis",
-    source: "article 05 (000_241b1ad0809f496f.txt), section 3.5",
     uses_pg: true,
 };
 
@@ -663,7 +661,7 @@ fn agreement(report: &mut Report) -> Result<(), String> {
             .rows
             .iter()
             .find(|r| r.key == key)
-            .and_then(|r| r.value(backend).cloned())
+            .and_then(|r| r.text(backend).map(str::to_string))
     };
     let keys = [
         "q1-answer",

@@ -17,8 +17,6 @@ use strategies::{pg_worker, worker, Strategy};
 
 const LAB: LabInfo = LabInfo {
     id: "05e-delayed",
-    title: "Delayed jobs: who gets to run a due job?",
-    source: "article 05 (000_241b1ad0809f496f.txt), section 3.6",
     uses_pg: true,
 };
 

@@ -16,8 +16,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Recorder, Report};
 
 const LAB: LabInfo = LabInfo {
     id: "05h-random",
-    title: "ZRANDMEMBER and HRANDFIELD are biased",
-    source: "article 05 (000_241b1ad0809f496f.txt), section 3.9",
     uses_pg: false,
 };
 

@@ -27,9 +27,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Pg, Recorder, Report};
 
 const LAB: LabInfo = LabInfo {
     id: "05i-geo",
-    title:
-        "Geo: a 52-bit geohash in a zset score, haversine vs WGS84, GEOSEARCH on a million shops",
-    source: "article 05 (000_241b1ad0809f496f.txt), section 3.10",
     uses_pg: true,
 };
 

@@ -14,8 +14,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "92e-memory",
-    title: "Memory per member: listpack vs skiplist, short ids vs UUIDs",
-    source: "article 92 (003_3e4dd515730b4f5e.txt), memory section; article 05 §3.4",
     uses_pg: false,
 };
 

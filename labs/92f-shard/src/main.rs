@@ -19,9 +19,6 @@ use redislab_harness::{run, timing, Kind, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "92f-shard",
-    title: "Sharded leaderboard: merged top N, global rank, single-node write throughput",
-    source:
-        "article 92 (003_3e4dd515730b4f5e.txt), section 10 (sharding), 'Latency' and question 6",
     uses_pg: false,
 };
 

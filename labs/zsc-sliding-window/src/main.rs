@@ -21,8 +21,6 @@ use limiter::{fixed, sliding, sliding_cmd, uuid};
 
 const LAB: LabInfo = LabInfo {
     id: "zsc-sliding-window",
-    title: "Sliding-window rate limiter in a zset",
-    source: "article 04 (004_edfba25da83807d2.txt), section 5",
     uses_pg: false,
 };
 
