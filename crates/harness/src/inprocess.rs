@@ -75,6 +75,19 @@ pub struct NsTiming {
     pub mean_ns: f64,
 }
 
+impl NsTiming {
+    /// The report cell: the `Display` text; `median`, `p99` (ns), `n`, and the
+    /// mean as an extra.
+    pub fn cell(&self) -> crate::report::Cell {
+        let mut cell =
+            crate::report::Cell::num(self.median_ns as f64, "ns").with_text(self.to_string());
+        cell.median = Some(self.median_ns as f64);
+        cell.p99 = Some(self.p99_ns as f64);
+        cell.n = Some(self.calls);
+        cell.with("mean", self.mean_ns, "ns")
+    }
+}
+
 impl fmt::Display for NsTiming {
     /// `median 412 ns, p99 1,020 ns (n=100000)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

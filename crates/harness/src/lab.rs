@@ -138,6 +138,7 @@ impl Ctx {
             .flatten()
         {
             let mut rec = Recorder::new(kv.name);
+            let _phase = crate::progress::Phase::new(format!("{}: the lab's steps", kv.name), None);
             step(kv, &mut rec)?;
             self.report.merge(rec)?;
         }
@@ -151,6 +152,7 @@ impl Ctx {
     ) -> Result<(), String> {
         if let Some(pg) = self.pg.as_mut() {
             let mut rec = Recorder::new("pg");
+            let _phase = crate::progress::Phase::new("pg: the lab's steps", None);
             step(pg, &mut rec)?;
             self.report.merge(rec)?;
         }
@@ -167,6 +169,27 @@ struct Started {
     _core: Option<CoreListener>,
     _redis: Option<RedisServer>,
     _pg: Option<PgServer>,
+    /// `--trace`: the proxies in front of the core and Redis.
+    _proxies: Vec<crate::trace::TraceProxy>,
+}
+
+/// With `--trace`, the URL of a proxy that prints what passes to `url`
+/// (credentials and database of `url` kept); else `url`.
+fn traced(
+    opts: &Options,
+    started: &mut Started,
+    name: &'static str,
+    url: String,
+) -> Result<String, String> {
+    if !opts.trace {
+        return Ok(url);
+    }
+    let upstream =
+        crate::trace::host_port(&url).ok_or_else(|| format!("--trace: no host:port in {url}"))?;
+    let proxy = crate::trace::TraceProxy::start(name, upstream.clone())?;
+    let via = crate::trace::host_port(&proxy.url()).expect("proxy url");
+    started._proxies.push(proxy);
+    Ok(url.replacen(&upstream, &via, 1))
 }
 
 /// Parses the command line, runs `body`, writes the report. Every lab's `main` is a
@@ -358,6 +381,7 @@ fn start_backends(info: &LabInfo, opts: &Options) -> Result<(Ctx, Started), Stri
         _core: None,
         _redis: None,
         _pg: None,
+        _proxies: Vec::new(),
     };
     let prefix = format!("redislab:{}:", info.id);
 
@@ -366,7 +390,8 @@ fn start_backends(info: &LabInfo, opts: &Options) -> Result<(Ctx, Started), Stri
     } else {
         let listener =
             CoreListener::start(0).map_err(|e| format!("cannot start the core's listener: {e}"))?;
-        let kv = Kv::connect("core", &listener.url(), "")?;
+        let url = traced(opts, &mut started, "core", listener.url())?;
+        let kv = Kv::connect("core", &url, "")?;
         started._core = Some(listener);
         Some(kv)
     };
@@ -374,11 +399,13 @@ fn start_backends(info: &LabInfo, opts: &Options) -> Result<(Ctx, Started), Stri
     let redis = if opts.no_redis {
         None
     } else if let Some(url) = &opts.redis_url {
-        Some(Kv::connect("redis", url, &prefix)?)
+        let url = traced(opts, &mut started, "redis", url.clone())?;
+        Some(Kv::connect("redis", &url, &prefix)?)
     } else {
         let bin = redissrv::binaries()?;
         let server = RedisServer::start(&bin, &[])?;
-        let kv = Kv::connect("redis", &server.url(), "")?;
+        let url = traced(opts, &mut started, "redis", server.url())?;
+        let kv = Kv::connect("redis", &url, "")?;
         started._redis = Some(server);
         Some(kv)
     };

@@ -17,6 +17,8 @@
 //! * [`check`]: comparison of a fresh run with the committed baselines;
 //! * [`lab`]: the command line every lab binary shares, and the run loop;
 //! * [`timing`]: latency distributions, server-side per-call times, bulk loading;
+//! * [`trace`]: `--trace`, every command and reply in redis-cli syntax;
+//! * [`progress`]: progress bars for phases longer than a second, on a terminal;
 //! * [`jobs`]: who ran which job how often, for the queue labs; worker threads;
 //! * [`inprocess`]: the core timed by calling `Server::execute` directly;
 //! * [`alloc`]: a counting global allocator, for a structure's real heap.
@@ -33,11 +35,13 @@ pub mod inprocess;
 pub mod jobs;
 pub mod lab;
 pub mod paths;
+pub mod progress;
 pub mod report;
 pub mod servers;
 pub mod shutdown;
 pub mod testing;
 pub mod timing;
+pub mod trace;
 
 pub use backend::{Kv, Pg};
 pub use chart::{Chart, ChartKind};

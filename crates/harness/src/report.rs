@@ -482,6 +482,63 @@ impl Report {
         self.charts.push(chart);
     }
 
+    /// Fills row `dst` with core's number ÷ redis's number in row `src` (both of
+    /// this run), in the core column: `0.80× redis`. A ratio of two backends of one
+    /// run moves little with the machine, so `dst` can carry a [`Row::band`].
+    /// Nothing is written when either backend has no number.
+    pub fn core_over_redis(&mut self, src: &str, dst: &str) {
+        let Some(row) = self.find(src) else {
+            return;
+        };
+        let num = |b: &str| row.value(b).and_then(Cell::number);
+        if let (Some(c), Some(r)) = (num("core"), num("redis")) {
+            if r != 0.0 {
+                let ratio = c / r;
+                let cell = Cell::num(ratio, "×").with_text(format!(
+                    "{} redis ({} / {})",
+                    fmt::quantity(ratio, "×"),
+                    fmt::number(c),
+                    fmt::number(r)
+                ));
+                if let Some(d) = self.rows.iter_mut().find(|x| x.key == dst) {
+                    d.core = Some(cell);
+                }
+            }
+        }
+    }
+
+    /// Fills row `dst` (core column) with the geometric mean of core ÷ redis over
+    /// the numbers of rows `srcs` (e.g. the medians of every timed command): one
+    /// figure for "how much slower or faster is the core here", with its count.
+    pub fn core_over_redis_geomean(&mut self, srcs: &[&str], dst: &str) {
+        let ratios: Vec<f64> = srcs
+            .iter()
+            .filter_map(|k| {
+                let row = self.find(k)?;
+                let c = row.value("core")?.number()?;
+                let r = row.value("redis")?.number()?;
+                (c > 0.0 && r > 0.0).then(|| c / r)
+            })
+            .collect();
+        if ratios.is_empty() {
+            return;
+        }
+        let g = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ratios.iter().copied().fold(0.0, f64::max);
+        let mut cell = Cell::num(g, "×").with_text(format!(
+            "{} redis (geometric mean of {} ratios, {}–{})",
+            fmt::quantity(g, "×"),
+            ratios.len(),
+            fmt::quantity(lo, "×"),
+            fmt::quantity(hi, "×")
+        ));
+        cell.n = Some(ratios.len() as u64);
+        if let Some(d) = self.rows.iter_mut().find(|x| x.key == dst) {
+            d.core = Some(cell.with("min", lo, "×").with("max", hi, "×"));
+        }
+    }
+
     pub fn find(&self, key: &str) -> Option<&Row> {
         self.rows.iter().find(|r| r.key == key)
     }

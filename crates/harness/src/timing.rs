@@ -8,12 +8,12 @@
 //!   progress line on a terminal and silence otherwise (CI logs stay clean).
 
 use std::fmt;
-use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
 use crate::backend::{error_text, Kv};
+use crate::progress::Phase;
 use crate::report::Cell;
 
 /// The percentiles of a distribution kept in a report (`percentiles` of a cell).
@@ -101,12 +101,29 @@ pub fn measure_with_setup<S>(
     state: &mut S,
     warmup: usize,
     calls: usize,
+    setup: impl FnMut(&mut S) -> Result<(), String>,
+    f: impl FnMut(&mut S) -> Result<(), String>,
+) -> Result<Timing, String> {
+    measure_labelled("timing", state, warmup, calls, setup, f)
+}
+
+/// [`measure_with_setup`] with a label for its progress line.
+fn measure_labelled<S>(
+    label: &str,
+    state: &mut S,
+    warmup: usize,
+    calls: usize,
     mut setup: impl FnMut(&mut S) -> Result<(), String>,
     mut f: impl FnMut(&mut S) -> Result<(), String>,
 ) -> Result<Timing, String> {
+    let phase = Phase::new(
+        format!("{label}: {warmup} warm-up + {calls} timed calls"),
+        Some((warmup + calls) as u64),
+    );
     for _ in 0..warmup {
         setup(state)?;
         f(state)?;
+        phase.inc(1);
     }
     let mut hist =
         Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).expect("valid histogram bounds");
@@ -115,6 +132,7 @@ pub fn measure_with_setup<S>(
         let start = Instant::now();
         f(state)?;
         hist.saturating_record(micros(start.elapsed()).max(1));
+        phase.inc(1);
     }
     Ok(summary(&hist))
 }
@@ -184,12 +202,20 @@ pub fn measure_kv_with_setup(
     mut setup: impl FnMut(&mut Kv) -> Result<(), String>,
     mut f: impl FnMut(&mut Kv) -> Result<(), String>,
 ) -> Result<KvTiming, String> {
-    for _ in 0..warmup {
-        setup(kv)?;
-        f(kv)?;
+    let label = format!("{}: {command}", kv.name);
+    {
+        let phase = Phase::new(
+            format!("{label}: {warmup} warm-up calls"),
+            Some(warmup as u64),
+        );
+        for _ in 0..warmup {
+            setup(kv)?;
+            f(kv)?;
+            phase.inc(1);
+        }
     }
     let before = command_stats(kv, command);
-    let round_trip = measure_with_setup(kv, 0, calls, &mut setup, &mut f)?;
+    let round_trip = measure_labelled(&label, kv, 0, calls, &mut setup, &mut f)?;
     let after = command_stats(kv, command);
     let server_usec_per_call = match (before, after) {
         (Some((c0, u0)), Some((c1, u1))) if c1 > c0 => {
@@ -238,64 +264,24 @@ fn stat_field<'a>(info: &'a str, command: &str, name: &str) -> Option<&'a str> {
     })
 }
 
-/// A progress line on stderr when stderr is a terminal; nothing otherwise.
+/// Progress of a bulk load, on a terminal (see [`crate::progress`]).
 pub struct Progress {
-    label: String,
-    total: u64,
-    done: u64,
-    tty: bool,
-    started: Instant,
-    last_shown: Option<Instant>,
+    phase: Phase,
 }
 
 impl Progress {
     pub fn new(label: impl Into<String>, total: u64) -> Progress {
         Progress {
-            label: label.into(),
-            total,
-            done: 0,
-            tty: std::io::stderr().is_terminal(),
-            started: Instant::now(),
-            last_shown: None,
+            phase: Phase::new(label, Some(total)),
         }
     }
 
     pub fn advance(&mut self, n: u64) {
-        self.done += n;
-        if !self.tty {
-            return;
-        }
-        let now = Instant::now();
-        if self
-            .last_shown
-            .is_some_and(|t| now - t < Duration::from_millis(200))
-            && self.done < self.total
-        {
-            return;
-        }
-        self.last_shown = Some(now);
-        let pct = (self.done * 100).checked_div(self.total).unwrap_or(100);
-        let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\r\x1b[K{}: {} / {} ({pct}%)",
-            self.label,
-            thousands(self.done),
-            thousands(self.total)
-        );
-        let _ = err.flush();
+        self.phase.inc(n);
     }
 
-    /// Ends the line (on a terminal) with the elapsed time.
     pub fn finish(&mut self) {
-        if self.tty {
-            eprintln!(
-                "\r\x1b[K{}: {} in {:.1} s",
-                self.label,
-                thousands(self.done),
-                self.started.elapsed().as_secs_f64()
-            );
-        }
+        self.phase.finish();
     }
 }
 

@@ -349,7 +349,7 @@ fn bars(
         .map_err(|e| e.to_string())?;
     }
     c.configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(180, 180, 180))
         .label_font(font(12))
