@@ -149,6 +149,8 @@ check() {
 
 run_tests() {
   provision
+  # The report's browser test needs Chromium (and lab 05k gdb): Debian packages.
+  scripts/get-chromium.sh >/dev/null
   # Tests that compare the core with a real Redis must not skip here.
   export REDISLAB_REQUIRE_SERVERS=1
   # The interrupt tests run the lab binaries themselves: build them first.

@@ -172,6 +172,71 @@ pub fn compare_dirs(
     (failures, notes)
 }
 
+/// `./run.sh bless`: lists what changed between `baseline_dir/<lab>.json` and the
+/// fresh report (rows added, removed, and each backend value whose text changed),
+/// then copies the fresh `.json` and `.txt` over the baseline. A fresh report with
+/// no backend values at all is refused.
+pub fn bless(baseline_dir: &Path, fresh_dir: &Path, lab: &str) -> Result<Vec<String>, String> {
+    let fresh_path = fresh_dir.join(format!("{lab}.json"));
+    let fresh = Report::read(&fresh_path)?;
+    if !fresh
+        .rows
+        .iter()
+        .any(|r| BACKENDS.iter().any(|b| r.value(b).is_some()))
+    {
+        return Err("the fresh report has no backend values; not blessed".into());
+    }
+    let mut lines = Vec::new();
+    match Report::read(&baseline_dir.join(format!("{lab}.json"))) {
+        Err(_) => lines.push(format!("{lab}: new baseline ({} rows)", fresh.rows.len())),
+        Ok(old) => {
+            let mut changed = 0;
+            for new in &fresh.rows {
+                let Some(base) = old.find(&new.key) else {
+                    lines.push(format!("  + {}: new row", new.key));
+                    changed += 1;
+                    continue;
+                };
+                for b in BACKENDS {
+                    if base.text(b) != new.text(b) {
+                        lines.push(format!(
+                            "  ~ {} [{b}, {}]: {} -> {}",
+                            new.key,
+                            kind_word(new.kind),
+                            shown(base.text(b)),
+                            shown(new.text(b))
+                        ));
+                        changed += 1;
+                    }
+                }
+            }
+            for base in &old.rows {
+                if fresh.find(&base.key).is_none() {
+                    lines.push(format!("  - {}: row removed", base.key));
+                    changed += 1;
+                }
+            }
+            lines.insert(0, format!("{lab}: {changed} change(s)"));
+        }
+    }
+    std::fs::create_dir_all(baseline_dir)
+        .map_err(|e| format!("cannot create {}: {e}", baseline_dir.display()))?;
+    for ext in ["json", "txt"] {
+        let from = fresh_dir.join(format!("{lab}.{ext}"));
+        let to = baseline_dir.join(format!("{lab}.{ext}"));
+        std::fs::copy(&from, &to).map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
+    }
+    Ok(lines)
+}
+
+fn kind_word(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Exact => "exact",
+        Kind::Measured => "measured",
+        Kind::Random => "random",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,70 +321,5 @@ mod tests {
             .map(|f| f.row)
             .collect();
         assert_eq!(rows, ["zrange-rev", "extra"]);
-    }
-}
-
-/// `./run.sh bless`: lists what changed between `baseline_dir/<lab>.json` and the
-/// fresh report (rows added, removed, and each backend value whose text changed),
-/// then copies the fresh `.json` and `.txt` over the baseline. A fresh report with
-/// no backend values at all is refused.
-pub fn bless(baseline_dir: &Path, fresh_dir: &Path, lab: &str) -> Result<Vec<String>, String> {
-    let fresh_path = fresh_dir.join(format!("{lab}.json"));
-    let fresh = Report::read(&fresh_path)?;
-    if !fresh
-        .rows
-        .iter()
-        .any(|r| BACKENDS.iter().any(|b| r.value(b).is_some()))
-    {
-        return Err("the fresh report has no backend values; not blessed".into());
-    }
-    let mut lines = Vec::new();
-    match Report::read(&baseline_dir.join(format!("{lab}.json"))) {
-        Err(_) => lines.push(format!("{lab}: new baseline ({} rows)", fresh.rows.len())),
-        Ok(old) => {
-            let mut changed = 0;
-            for new in &fresh.rows {
-                let Some(base) = old.find(&new.key) else {
-                    lines.push(format!("  + {}: new row", new.key));
-                    changed += 1;
-                    continue;
-                };
-                for b in BACKENDS {
-                    if base.text(b) != new.text(b) {
-                        lines.push(format!(
-                            "  ~ {} [{b}, {}]: {} -> {}",
-                            new.key,
-                            kind_word(new.kind),
-                            shown(base.text(b)),
-                            shown(new.text(b))
-                        ));
-                        changed += 1;
-                    }
-                }
-            }
-            for base in &old.rows {
-                if fresh.find(&base.key).is_none() {
-                    lines.push(format!("  - {}: row removed", base.key));
-                    changed += 1;
-                }
-            }
-            lines.insert(0, format!("{lab}: {changed} change(s)"));
-        }
-    }
-    std::fs::create_dir_all(baseline_dir)
-        .map_err(|e| format!("cannot create {}: {e}", baseline_dir.display()))?;
-    for ext in ["json", "txt"] {
-        let from = fresh_dir.join(format!("{lab}.{ext}"));
-        let to = baseline_dir.join(format!("{lab}.{ext}"));
-        std::fs::copy(&from, &to).map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
-    }
-    Ok(lines)
-}
-
-fn kind_word(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Exact => "exact",
-        Kind::Measured => "measured",
-        Kind::Random => "random",
     }
 }

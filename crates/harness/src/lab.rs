@@ -95,6 +95,11 @@ pub struct Ctx {
     pub report: Report,
     pub seed: u64,
     pub scale: f64,
+    /// The pid of the redis-server this run started (None with `--redis-url` or
+    /// `--no-redis`): for a lab that reads the server's memory (05k, with gdb).
+    /// Servers the harness starts allow `DEBUG` from loopback
+    /// (`enable-debug-command local`), as Redis's own test suite runs them.
+    pub redis_pid: Option<u32>,
     /// A Redis Cluster, only for labs that ask for one ([`Ctx::start_cluster`]).
     cluster: Option<ClusterKv>,
     /// `--no-redis`: no real Redis of any kind, so no cluster either.
@@ -403,7 +408,7 @@ fn start_backends(info: &LabInfo, opts: &Options) -> Result<(Ctx, Started), Stri
         Some(Kv::connect("redis", &url, &prefix)?)
     } else {
         let bin = redissrv::binaries()?;
-        let server = RedisServer::start(&bin, &[])?;
+        let server = RedisServer::start(&bin, &["--enable-debug-command", "local"])?;
         let url = traced(opts, &mut started, "redis", server.url())?;
         let kv = Kv::connect("redis", &url, "")?;
         started._redis = Some(server);
@@ -438,6 +443,7 @@ fn start_backends(info: &LabInfo, opts: &Options) -> Result<(Ctx, Started), Stri
         report,
         seed: opts.seed,
         scale: opts.scale,
+        redis_pid: started._redis.as_ref().map(RedisServer::pid),
         cluster: None,
         no_redis: opts.no_redis,
     };

@@ -722,6 +722,8 @@ fn format_blocks(table: &[Vec<String>]) -> String {
             .take(row.len().saturating_sub(2));
         // Backends with nothing to say about this row are left out of its block.
         for (name, value) in sources.filter(|(n, v)| *n == "article" || v.as_str() != "-") {
+            // A value of several lines (a drawing) keeps its column.
+            let value = value.replace('\n', &format!("\n    {:width$}  ", ""));
             out.push_str(&format!("    {name:<width$}  {value}\n"));
         }
         out.push('\n');

@@ -45,7 +45,11 @@ pub fn load(dirs: &[(PathBuf, &str)]) -> Vec<Input> {
             if report.lab.is_empty() || report.rows.is_empty() {
                 continue;
             }
-            let origin = format!("{origin} {}", path.display());
+            let shown = std::env::current_dir()
+                .ok()
+                .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+                .unwrap_or_else(|| path.clone());
+            let origin = format!("{origin} {}", shown.display());
             by_lab.insert(report.lab.clone(), Input { report, origin });
         }
     }
@@ -285,7 +289,13 @@ fn lab_page(input: &Input, svg_dir: &Path, summary: &mut Summary) -> Result<Stri
                 _ => "",
             };
             let text = cell.map(|c| c.text.as_str()).unwrap_or("–");
-            let _ = write!(h, "<td{class}><pre>{}</pre></td>", esc(text));
+            // A drawing (several lines) keeps its lines and scrolls sideways.
+            let pre = if text.contains('\n') {
+                "<pre class=\"drawing\">"
+            } else {
+                "<pre>"
+            };
+            let _ = write!(h, "<td{class}>{pre}{}</pre></td>", esc(text));
         }
         let extra = match (row.kind, row.band, row.bounds) {
             (_, Some(b), _) => format!("<div class=\"band\">band ×{b}</div>"),

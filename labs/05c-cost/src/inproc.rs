@@ -76,7 +76,7 @@ pub fn steps(
             let mut cell = Cell::num(ns, "ns")
                 .with_text(format!("usec_per_call {us:.2} = {ns:.0} ns (n={calls})"));
             cell.server_us = Some(us);
-            cell.n = Some(calls as u64);
+            cell.n = Some(calls);
             redis_rec.put(&key, cell);
             core.put(
                 &format!("{key}-ratio"),

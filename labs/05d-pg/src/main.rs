@@ -616,17 +616,18 @@ fn kv_questions(kv: &mut Kv, rec: &mut Recorder, data: &Data) -> Result<(), Stri
 }
 
 fn put_timing(rec: &mut Recorder, q: &str, t: &KvTiming) {
-    rec.put(&format!("{q}-kv"), t.round_trip.to_string());
+    rec.put(&format!("{q}-kv"), t.round_trip.cell());
     if let Some(us) = t.server_usec_per_call {
         let shown = if us < 100.0 {
             format!("{us:.2} µs")
         } else {
             format!("{} µs", thousands(us.round() as u64))
         };
-        rec.put(
-            &format!("{q}-kv-server"),
-            format!("{shown} (n={})", t.round_trip.calls),
-        );
+        let mut cell = redislab_harness::Cell::num(us, "µs")
+            .with_text(format!("{shown} (n={})", t.round_trip.calls));
+        cell.server_us = Some(us);
+        cell.n = Some(t.round_trip.calls);
+        rec.put(&format!("{q}-kv-server"), cell);
     }
 }
 

@@ -44,7 +44,8 @@ impl SkipList {
     /// Reads the list out as it is stored (see the module documentation).
     pub fn dump(&self) -> Dump {
         let order: Vec<NodeId> = self.ids().collect();
-        let place: HashMap<NodeId, usize> = order.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        let place: HashMap<NodeId, usize> =
+            order.iter().enumerate().map(|(i, id)| (*id, i)).collect();
         let levels_of = |id: NodeId, height: usize| -> Vec<DumpLevel> {
             let node = self.node(id);
             (0..height)
@@ -99,7 +100,7 @@ mod tests {
         }
         // Along every level the spans from the header add up to the length.
         for lvl in 0..d.level {
-            let mut at = None;
+            let mut at: Option<usize> = None;
             let mut sum = 0;
             loop {
                 let l = match at {
@@ -114,6 +115,9 @@ mod tests {
             }
             assert_eq!(sum, 8, "level {lvl}");
         }
-        assert_eq!(list.node_levels(), d.nodes.iter().map(|n| n.levels.len()).collect::<Vec<_>>());
+        assert_eq!(
+            list.node_levels(),
+            d.nodes.iter().map(|n| n.levels.len()).collect::<Vec<_>>()
+        );
     }
 }
