@@ -169,7 +169,8 @@ fn main() -> ExitCode {
             "MEMORY USAGE of that set",
             Kind::Measured,
             Some("34677578"),
-        );
+        )
+        .band(1.2);
         r.measured(
             "week-set-vs-hll",
             "… the set's bytes ÷ the HyperLogLog's",

@@ -207,8 +207,7 @@ pub fn declare(r: &mut Report, d: &Data, user: &str) {
             &format!("{cmd} per op · ratio core mean / redis usec_per_call"),
             Kind::Measured,
             None,
-        )
-        .band(4.0);
+        );
     }
 }
 
@@ -247,7 +246,7 @@ pub fn notes(ctx: &mut Ctx, d: &Data, user: &str) {
         thousands(d.shared() as u64),
         thousands((d.first2 as usize - 1 + d.n) as u64),
     ));
-    ctx.note("Latency = client round trip over loopback (request, server work, reply transfer, parsing into a redis::Value): median and p99 over n calls after a warm-up. 'server' = Redis's INFO commandstats usec/calls difference over exactly the measured calls (the command's own work and writing its reply into the client buffer; not the socket). The core has no INFO commandstats. Timings are of this shared 2-core machine: they are reported, never checked. Ratios inside one run (BYSCORE ÷ ZCOUNT, core ÷ redis) move much less and are checked within their band (Redis's own usec_per_call still moves up to ~2.5× between runs here, so the in-process ratios get ×4).");
+    ctx.note("Latency = client round trip over loopback (request, server work, reply transfer, parsing into a redis::Value): median and p99 over n calls after a warm-up. 'server' = Redis's INFO commandstats usec/calls difference over exactly the measured calls (the command's own work and writing its reply into the client buffer; not the socket). The core has no INFO commandstats. Timings are of this shared 2-core machine: they are reported, never checked. Ratios inside one run move much less and are checked within their band: BYSCORE ÷ ZCOUNT (×3) and core ÷ redis over the 12 round trips (×2.5). The in-process ratios are not: the core's ns figures and Redis's usec_per_call are taken at different moments, and on a shared 2-core machine they moved up to ~5× between runs.");
     ctx.note(format!(
         "Ranges: ZCOUNT and ZRANGE BYSCORE take the article's [{LO}, {HI}], 20% of uniform points (the article counted 200,290; this seed's count is in the row). 'Around me' is r-5..r+5 (11 members) where r = ZREVRANK of {user} after ZINCRBY's score was put back."
     ));
