@@ -4,6 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 root="$PWD"
 export REDISLAB_ROOT="$root"
+# Where cargo puts the binaries (CARGO_TARGET_DIR is honoured).
+bin="${CARGO_TARGET_DIR:-$root/target}/release"
 
 lab_ids() { (cd labs && ls -d */ | tr -d / | sort); }
 
@@ -88,7 +90,7 @@ run_labs() {
   for id in "$@"; do
     [ "$#" -gt 1 ] && echo "=== $id" >&2
     rc=0
-    "target/release/lab-$id" "${lab_args[@]}" || rc=$?
+    "$bin/lab-$id" "${lab_args[@]}" || rc=$?
     if [ "$rc" -ne 0 ]; then
       echo "run.sh: lab $id failed (exit $rc)" >&2
       status=$rc
@@ -108,7 +110,7 @@ bless() {
   fresh="$(mktemp -d)"
   for id in "${ids[@]}"; do
     echo "=== bless $id" >&2
-    if "target/release/lab-$id" --out "$fresh" "${lab_args[@]}" >"$fresh/$id.log" 2>&1; then
+    if "$bin/lab-$id" --out "$fresh" "${lab_args[@]}" >"$fresh/$id.log" 2>&1; then
       ok+=("$id")
     else
       cat "$fresh/$id.log" >&2
@@ -117,7 +119,7 @@ bless() {
     fi
   done
   if [ "${#ok[@]}" -gt 0 ]; then
-    target/release/labcheck --baseline out --fresh "$fresh" --bless "${ok[@]}" || status=1
+    "$bin"/labcheck --baseline out --fresh "$fresh" --bless "${ok[@]}" || status=1
   fi
   rm -rf "$fresh"
   return "$status"
@@ -126,7 +128,7 @@ bless() {
 report() {
   echo "run.sh: building the report (cargo build --release -p redislab-site) ..." >&2
   cargo build --release -q -p redislab-site
-  target/release/labreport "$@"
+  "$bin"/labreport "$@"
 }
 
 check() {
@@ -137,12 +139,12 @@ check() {
   fresh="$(mktemp -d)"
   for id in "${ids[@]}"; do
     echo "=== check $id" >&2
-    if ! "target/release/lab-$id" --out "$fresh" >"$fresh/$id.log" 2>&1; then
+    if ! "$bin/lab-$id" --out "$fresh" >"$fresh/$id.log" 2>&1; then
       cat "$fresh/$id.log" >&2
       echo "run.sh: lab $id failed" >&2
     fi
   done
-  target/release/labcheck --baseline out --fresh "$fresh" "${ids[@]}" || status=$?
+  "$bin"/labcheck --baseline out --fresh "$fresh" "${ids[@]}" || status=$?
   rm -rf "$fresh"
   return "$status"
 }
