@@ -9,7 +9,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use redislab_harness::{run, Kind, Kv, LabInfo, Recorder};
+use redislab_harness::{run, Cell, Kind, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "02a-string",
@@ -105,7 +105,7 @@ fn strings(kv: &mut Kv, rec: &mut Recorder) -> Result<(), String> {
     let strlen = kv.reply(&["SETRANGE", &far, "10000000", "x"]);
     rec.put(
         "setrange-time",
-        format!("{}", started.elapsed().as_micros()),
+        Cell::count(started.elapsed().as_micros() as u64, "µs"),
     );
     rec.put("setrange-strlen", strlen);
     rec.put("setrange-memory", kv.reply(&["MEMORY", "USAGE", &far]));

@@ -205,7 +205,7 @@ pub fn run(kv: &mut Kv, rec: &mut Recorder) -> Result<(), String> {
         let us = micros_since(t);
         rec.put(
             &format!("{key}-first-us"),
-            Cell::num(us, "µs").with_text(format!("{us:.0}")),
+            Cell::count(us.round() as u64, "µs"),
         );
         rec.put(&format!("{key}-count"), kv.reply(&["BITCOUNT", &res]));
     }
@@ -213,12 +213,7 @@ pub fn run(kv: &mut Kv, rec: &mut Recorder) -> Result<(), String> {
     for (argv, &Op { key, .. }) in argvs.iter().zip(OPS) {
         let args: Vec<&str> = argv.iter().map(String::as_str).collect();
         let t = measure_kv(kv, "BITOP", 0, BITOP_CALLS, |kv| kv.cmd(&args).map(drop))?;
-        rec.put(
-            &format!("{key}-median-us"),
-            t.round_trip
-                .cell()
-                .with_text(t.round_trip.median_us.to_string()),
-        );
+        rec.put(&format!("{key}-median-us"), t.round_trip.cell());
         if key == "and" {
             and_median = t.round_trip.median_us;
         }
@@ -230,24 +225,15 @@ pub fn run(kv: &mut Kv, rec: &mut Recorder) -> Result<(), String> {
     let t = Instant::now();
     let count = kv.reply(&args);
     let us = micros_since(t);
-    rec.put(
-        "sinter-first-us",
-        Cell::num(us, "µs").with_text(format!("{us:.0}")),
-    );
+    rec.put("sinter-first-us", Cell::count(us.round() as u64, "µs"));
     rec.put("sinter-count", count);
     let t = measure_kv(kv, "SINTERCARD", 0, SINTER_CALLS, |kv| {
         kv.cmd(&args).map(drop)
     })?;
     let median = t.round_trip.median_us;
-    rec.put(
-        "sinter-median-us",
-        t.round_trip.cell().with_text(median.to_string()),
-    );
+    rec.put("sinter-median-us", t.round_trip.cell());
     let speedup = median as f64 / and_median.max(1) as f64;
-    rec.put(
-        "speedup",
-        Cell::num(speedup, "×").with_text(format!("{speedup:.0}")),
-    );
+    rec.put("speedup", Cell::num(speedup.round(), "×"));
     kv.cmd(&["DEL", &res])?;
     Ok(())
 }

@@ -88,8 +88,8 @@ fn declare(r: &mut Report) {
     .band(1.3);
 }
 
-fn elapsed_ms(t: Instant) -> String {
-    format!("{:.0}", t.elapsed().as_secs_f64() * 1e3)
+fn elapsed_ms(t: Instant) -> Cell {
+    Cell::count((t.elapsed().as_secs_f64() * 1e3).round() as u64, "ms")
 }
 
 fn cells(kv: &mut Kv, rec: &mut Recorder, data: &[u8], seed: u64) -> Result<(), String> {
