@@ -47,6 +47,24 @@ pub fn render(title: &str, detail: &Value) -> Result<String, String> {
         .and_then(Value::as_array)
         .ok_or("the skiplist read-out has no nodes")?;
     let header = levels(detail.get("header").ok_or("no header")?);
+    // Links a walk followed (05k's ZRANK), drawn in orange: (level, from column).
+    let walked: Vec<(usize, usize)> = detail
+        .get("walk")
+        .and_then(Value::as_array)
+        .map(|steps| {
+            steps
+                .iter()
+                .filter_map(|s| {
+                    let level = s.get("level")?.as_u64()? as usize;
+                    let from = s
+                        .get("from")
+                        .and_then(Value::as_u64)
+                        .map_or(0, |f| f as usize + 1);
+                    Some((level, from))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     let node_levels: Vec<Vec<Level>> = nodes.iter().map(levels).collect();
     let height = header.len().max(1) as i32;
     let w = (COL * (nodes.len() as i32 + 2) + 30) as u32;
@@ -85,14 +103,16 @@ pub fn render(title: &str, detail: &Value) -> Result<String, String> {
                 // The arrow to the next node on this level (or to NULL).
                 let to_col = l.forward.map_or(columns.len() as i32, |f| f as i32 + 1);
                 let (x0, x1, ya) = (x + BOX_W, x_of(to_col), y + BOX_H / 2);
-                root.draw(&PathElement::new(
-                    vec![(x0, ya), (x1, ya)],
-                    arrow.stroke_width(1),
-                ))
-                .map_err(e)?;
+                let style = if walked.contains(&(i, col)) {
+                    RGBColor(230, 120, 0).stroke_width(3)
+                } else {
+                    arrow.stroke_width(1)
+                };
+                root.draw(&PathElement::new(vec![(x0, ya), (x1, ya)], style))
+                    .map_err(e)?;
                 root.draw(&PathElement::new(
                     vec![(x1 - 6, ya - 4), (x1, ya), (x1 - 6, ya + 4)],
-                    arrow.stroke_width(1),
+                    style,
                 ))
                 .map_err(e)?;
                 root.draw(&Text::new(

@@ -230,7 +230,14 @@ fn bounds_for(expect: f64) -> (f64, f64) {
 fn small_cells(before: &Zsl, after: &Zsl) -> Vec<(String, Cell)> {
     let detail = |z: &Zsl| serde_json::to_value(z).expect("serialises");
     let heights = before.heights();
-    let (steps, rank) = before.walk(WALK.0, WALK.1);
+    let (steps, rank, links) = before.walk_links(WALK.0, WALK.1);
+    // The walk, for the drawing: the links ZRANK follows, highlighted.
+    let mut drawn = detail(before);
+    drawn["walk"] = serde_json::json!(links
+        .iter()
+        .map(|(lvl, from, to)| serde_json::json!({"level": lvl, "from": from, "to": to}))
+        .collect::<Vec<_>>());
+    drawn["walk_to"] = serde_json::json!(WALK.1);
     let changes = before.diff(after);
     let new_levels = after
         .nodes
@@ -242,7 +249,7 @@ fn small_cells(before: &Zsl, after: &Zsl) -> Vec<(String, Cell)> {
             "dump".into(),
             Cell::count(before.level as u64, "levels")
                 .with_text(before.draw())
-                .with_detail(detail(before)),
+                .with_detail(drawn),
         ),
         (
             "heights".into(),
@@ -397,7 +404,7 @@ fn charts(ctx: &mut Ctx) {
         };
         let mut chart = Chart::new(&format!("{backend}-{row}"), ChartKind::Skiplist, &title)
             .caption(if what == "before" {
-                "Each column is a node (the header first), each box one of its levels; an arrow is a forward pointer with its span (how many level-0 steps it skips). Red: the backward chain. The spans along any level add up to the length."
+                "Each column is a node (the header first), each box one of its levels; an arrow is a forward pointer with its span (how many level-0 steps it skips). Red: the backward chain. Orange: the links ZRANK lb u09 follows from the top level down; their spans add up to 9, its 1-based rank. The spans along any level add up to the length."
             } else {
                 "One ZADD: a new node with a random number of levels; every link above its levels that now jumps over it gains 1 in span, the links into it are split."
             });

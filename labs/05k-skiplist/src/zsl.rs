@@ -77,11 +77,17 @@ impl Zsl {
 
     /// `zslGetRank`'s walk to `member` (score `score`): from the header's top
     /// level, follow a link while it does not pass the target, adding its span;
-    /// drop a level otherwise. Returns the steps and the 1-based rank.
-    pub fn walk(&self, score: f64, member: &str) -> (Vec<String>, u64) {
+    /// drop a level otherwise. Returns the steps as text, the 1-based rank, and
+    /// the links followed as `(level, from, to)` (from None: the header).
+    pub fn walk_links(
+        &self,
+        score: f64,
+        member: &str,
+    ) -> (Vec<String>, u64, Vec<(usize, Option<usize>, usize)>) {
         let mut at: Option<usize> = None;
         let mut rank = 0;
         let mut steps = Vec::new();
+        let mut links = Vec::new();
         for lvl in (0..self.level).rev() {
             loop {
                 let link = &self.links(at)[lvl];
@@ -99,13 +105,14 @@ impl Zsl {
                     n.member,
                     link.span
                 ));
+                links.push((lvl, at, next));
                 at = Some(next);
             }
             if at.is_some_and(|i| self.nodes[i].member == member) {
                 break;
             }
         }
-        (steps, rank)
+        (steps, rank, links)
     }
 
     /// The list as text, one line per level (top first), every link with its
