@@ -57,17 +57,22 @@ impl Tally {
     }
 
     fn record(&self, rec: &mut Recorder, prefix: &str) {
+        let (min, max) = (
+            *self.counts.iter().min().unwrap(),
+            *self.counts.iter().max().unwrap(),
+        );
         rec.put(
             &format!("{prefix}-min"),
-            self.counts.iter().min().unwrap().to_string(),
+            Cell::count(min, "draws").with_text(min.to_string()),
         );
         rec.put(
             &format!("{prefix}-max"),
-            self.counts.iter().max().unwrap().to_string(),
+            Cell::count(max, "draws").with_text(max.to_string()),
         );
+        let chi = self.chi_square();
         rec.put(
             &format!("{prefix}-chi2"),
-            format!("{:.0}", self.chi_square()),
+            Cell::num(chi, "").with_text(format!("{chi:.0}")),
         );
         // The shape: how many members were drawn 0–9, 10–19, ... times.
         let mut bins = std::collections::BTreeMap::<u64, u64>::new();
