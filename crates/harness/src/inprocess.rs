@@ -51,7 +51,14 @@ pub fn user_of(n: usize) -> u32 {
 /// `ZADD key points member` for every user from `first_id` on, one command each
 /// (as the pipelined loader sends them to a server).
 pub fn load(server: &mut Server, key: &str, points: &[u32], first_id: u32) -> Result<(), String> {
+    let phase = crate::progress::Phase::new(
+        format!("core in process: ZADD {key}"),
+        Some(points.len() as u64),
+    );
     for (i, p) in points.iter().enumerate() {
+        if i % 10_000 == 0 {
+            phase.inc(10_000.min((points.len() - i) as u64));
+        }
         let argv = vec![
             b"ZADD".to_vec(),
             key.as_bytes().to_vec(),
@@ -105,12 +112,23 @@ impl fmt::Display for NsTiming {
 /// on its own (the clock read, ~20–30 ns, is inside every figure; see
 /// [`clock_floor`]).
 pub fn measure_ns(warmup: usize, calls: usize, mut f: impl FnMut(usize)) -> NsTiming {
+    // Progress is counted outside the timed call, every 4096 calls.
+    let phase = crate::progress::Phase::new(
+        format!("core in process: {warmup} warm-up + {calls} timed calls"),
+        Some((warmup + calls) as u64),
+    );
     for i in 0..warmup {
+        if i % 4096 == 0 {
+            phase.inc(4096.min((warmup - i) as u64));
+        }
         f(i);
     }
     let mut hist =
         Histogram::<u64>::new_with_bounds(1, 600_000_000_000, 3).expect("valid histogram bounds");
     for i in 0..calls {
+        if i % 4096 == 0 {
+            phase.inc(4096.min((calls - i) as u64));
+        }
         let start = Instant::now();
         f(i);
         let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
