@@ -815,7 +815,9 @@ fn blocking_pop(s: &mut Server, a: &Args, max: bool) -> CmdResult {
         }
         return Ok(Reply::Array(reply));
     }
-    s.block(keys, timeout);
+    // Woken only when a key holds a zset (a SET over the key must not wake
+    // it into a WRONGTYPE, as `handleClientsBlockedOnKey` checks the type).
+    s.block_for(keys, timeout, Some("zset"));
     Ok(Reply::NilArray)
 }
 
@@ -912,7 +914,7 @@ fn mpop_generic(s: &mut Server, a: &Args, numkeys_at: usize, blocking: bool) -> 
         return Ok(Reply::Array(vec![Reply::Bulk(key), Reply::Array(pairs)]));
     }
     if let Some(timeout) = timeout {
-        s.block(keys, timeout);
+        s.block_for(keys, timeout, Some("zset"));
     }
     Ok(Reply::NilArray)
 }

@@ -638,14 +638,9 @@ impl Server {
         ))
     }
 
-    /// Called by a blocking command that found nothing to serve. Only a
+    /// Called by a blocking command that found nothing to serve: it is only
+    /// worth retrying once one of `keys` holds a value of type `wants`. Only a
     /// connection's own command (not one inside EXEC or a script) really blocks.
-    pub(crate) fn block(&mut self, keys: Vec<Vec<u8>>, timeout_ms: Option<i64>) {
-        self.block_for(keys, timeout_ms, None);
-    }
-
-    /// [`Server::block`] for a command that is only worth retrying once one of
-    /// `keys` holds a value of type `wants`.
     pub(crate) fn block_for(
         &mut self,
         keys: Vec<Vec<u8>>,
