@@ -171,6 +171,8 @@ run_tests() {
     --min-file-ratio 0.9 --min-overall 0.95 --out runs
   scripts/client-compat.sh --strict --out runs
   scripts/cli-tools-check.sh --strict --out runs
+  # Every lab with --redis-url pointed at a second core listener.
+  scripts/labs-on-core.sh
   check
 }
 
