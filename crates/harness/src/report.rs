@@ -320,6 +320,10 @@ pub struct Row {
     pub kind: Kind,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub article: Option<String>,
+    /// A figure the lab computed itself (a formula, an extrapolation from a fit of
+    /// the measured rows): shown in its own column, never as a backend's answer.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reference: Option<Cell>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub redis: Option<Cell>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -385,6 +389,12 @@ impl Row {
         self
     }
 
+    /// Sets the lab's own figure for this row (see [`Row::reference`]).
+    pub fn reference(&mut self, cell: impl Into<Cell>) -> &mut Row {
+        self.reference = Some(cell.into());
+        self
+    }
+
     pub fn note(&mut self, note: impl Into<String>) -> &mut Row {
         self.note = Some(note.into());
         self
@@ -446,6 +456,7 @@ impl Report {
             label: label.into(),
             kind,
             article: article.map(str::to_string),
+            reference: None,
             redis: None,
             core: None,
             pg: None,
@@ -543,6 +554,11 @@ impl Report {
         self.rows.iter().find(|r| r.key == key)
     }
 
+    /// The row `key`, to fill after the backends ran (e.g. its reference).
+    pub fn find_mut(&mut self, key: &str) -> Option<&mut Row> {
+        self.rows.iter_mut().find(|r| r.key == key)
+    }
+
     /// Merges what a backend recorded; a key that was never declared is a lab bug.
     pub fn merge(&mut self, recorder: Recorder) -> Result<(), String> {
         for (key, value) in recorder.values {
@@ -615,7 +631,11 @@ impl Report {
             .into_iter()
             .filter(|b| self.rows.iter().any(|r| r.value(b).is_some()))
             .collect();
+        let with_reference = self.rows.iter().any(|r| r.reference.is_some());
         let mut header = vec!["row".to_string(), "article".to_string()];
+        if with_reference {
+            header.push("reference".into());
+        }
         header.extend(backends.iter().map(|b| b.to_string()));
         header.push("verdict".into());
         let mut table = vec![header];
@@ -624,6 +644,13 @@ impl Report {
                 row.label.clone(),
                 row.article.clone().unwrap_or_else(|| "-".into()),
             ];
+            if with_reference {
+                cells.push(
+                    row.reference
+                        .as_ref()
+                        .map_or_else(|| "-".into(), |c| c.text.clone()),
+                );
+            }
             for b in &backends {
                 cells.push(row.text(b).unwrap_or("-").to_string());
             }
