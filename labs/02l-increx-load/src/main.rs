@@ -25,7 +25,7 @@ use redislab_harness::backend::render;
 use redislab_harness::fmt::{quantity, thousands};
 use redislab_harness::progress::Phase;
 use redislab_harness::timing::command_stats;
-use redislab_harness::{run, Cell, Kind, Kv, LabInfo, Recorder, Report};
+use redislab_harness::{run, Cell, Chart, ChartKind, Kind, Kv, LabInfo, Recorder, Report};
 
 use load::{Outcome, Path};
 
@@ -67,6 +67,7 @@ fn main() -> ExitCode {
         let seed = ctx.seed;
         ctx.each_kv(|kv, rec| steps(kv, rec, seed))?;
         ratios(&mut ctx.report);
+        charts(&mut ctx.report);
         ctx.note("No Redis 8.8 could be obtained on this machine (Debian carries 8.6.3 at the newest, DESIGN.md): the INCREX figures are the core's, which implements 8.8's INCREX from its documentation; Redis 8.6.3 answers INCREX with its own error, shown in its INCREX rows, and runs the script path.");
         ctx.note(format!("Each path runs {ROUNDS} slices of {} ms per row, alternating with the other path (INCREX first in odd rounds, the script first in even ones), so a burst of other work on this shared machine falls on both; the clients are threads of this process, each with its own connection, spreading hits over {} rate-limit keys (limit 10⁹ so every hit is applied on both paths, TTL set once with ENX / the script's TTL check). Latency is that of one call: a pipeline of 16 is one call for all its hits.", SLICE.as_millis(), load::KEYS));
         ctx.note("The core's listener runs in this process, so on 2 cores its one executor thread competes with up to 128 client threads; Redis runs in its own process. Compare INCREX with the script on one server (the ratio rows), not the core with Redis.");
@@ -332,5 +333,36 @@ fn ratios(r: &mut Report) {
                 }
             }
         }
+    }
+}
+
+/// Hits/s by client count, one chart per mode: INCREX and the script on the
+/// core, the script on Redis.
+fn charts(r: &mut Report) {
+    for (pipeline, how) in MODES {
+        let m = mode_key(pipeline);
+        let at = |path: &str| -> Vec<(f64, String)> {
+            CLIENTS
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (i as f64, format!("{path}-{m}-{c}")))
+                .collect()
+        };
+        r.chart(
+            Chart::new(
+                &format!("hits-{m}"),
+                ChartKind::Bars,
+                &format!("Rate-limit hits per second, {how}"),
+            )
+            .y("hits/s", false)
+            .categories(CLIENTS.iter().map(|c| clients(*c)))
+            .rows("core", None, at("increx"))
+            .named("core · INCREX")
+            .rows("core", None, at("script"))
+            .named("core · 02i's script")
+            .rows("redis", None, at("script"))
+            .named("redis 8.6.3 · 02i's script")
+            .caption("Redis 8.6.3 has no INCREX (its rows are its error), so only its script bar is drawn."),
+        );
     }
 }
