@@ -326,6 +326,29 @@ mod tests {
     }
 
     #[test]
+    fn the_labs_reference_is_checked_like_a_backend() {
+        let mut baseline = report();
+        baseline.rows[0].reference = Some(Cell::text("zed 100 amy 100"));
+        baseline.rows[1].reference = Some(Cell::num(100.0, "µs"));
+        assert!(compare(&baseline, &baseline).is_empty());
+        let mut fresh = baseline.clone();
+        fresh.rows[0].reference = Some(Cell::text("amy 100 zed 100"));
+        fresh.rows[1].reference = Some(Cell::num(250.0, "µs"));
+        let reasons: Vec<String> = compare(&baseline, &fresh)
+            .into_iter()
+            .map(|f| format!("{}: {}", f.row, f.reason))
+            .collect();
+        assert_eq!(reasons.len(), 1, "{reasons:?}");
+        assert!(reasons[0].starts_with("zrange-rev: the lab's reference"));
+        fresh.rows[1].reference = Some(Cell::num(400.0, "µs"));
+        let rows: Vec<String> = compare(&baseline, &fresh)
+            .into_iter()
+            .map(|f| f.row)
+            .collect();
+        assert_eq!(rows, ["zrange-rev", "lat"]);
+    }
+
+    #[test]
     fn missing_and_new_rows_are_reported() {
         let baseline = report();
         let mut fresh = report();

@@ -786,3 +786,29 @@ fn format_table(rows: &[Vec<String>]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reference_gets_its_own_column_only_where_a_lab_gives_one() {
+        let mut r = Report {
+            lab: "05z-example".into(),
+            ..Default::default()
+        };
+        r.measured("t", "ZADD at 10⁸", Some("0.5–2 ms")).redis = Some(Cell::num(21.0, "µs"));
+        assert!(!r.to_text().contains("reference"));
+        r.find_mut("t")
+            .unwrap()
+            .reference(Cell::num(30.0, "µs").with_text("≈ 30 µs (extrapolation)"));
+        let text = r.to_text();
+        let header = text.lines().find(|l| l.starts_with("row")).unwrap();
+        let words: Vec<&str> = header.split_whitespace().collect();
+        assert_eq!(words, ["row", "article", "reference", "redis", "verdict"]);
+        assert!(text.contains("≈ 30 µs (extrapolation)"));
+        let json = serde_json::to_string(&r).unwrap();
+        let back: Report = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.rows[0].reference, r.rows[0].reference);
+    }
+}
