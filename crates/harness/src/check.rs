@@ -6,7 +6,9 @@
 //!   every backend's fresh/baseline number within `[1/band, band]`;
 //! * a row with bounds: every backend's number within them;
 //! * measured rows without a band are reported, never failed: a timing never
-//!   fails a check on noise alone.
+//!   fails a check on noise alone;
+//! * a row's `reference` (the lab's own figure) follows the same rule as its
+//!   backends: equal on an exact row, within the band where there is one.
 //!
 //! Numbers are the cells' `value` (older baselines: the number their text starts
 //! with).
@@ -69,6 +71,14 @@ fn compare_row(base: &Row, new: &Row) -> Vec<String> {
                 ));
             }
         }
+        let (old, now) = (base.reference.as_ref(), new.reference.as_ref());
+        if old.map(|c| &c.text) != now.map(|c| &c.text) {
+            reasons.push(format!(
+                "the lab's reference is {} where the baseline has {}",
+                shown(now.map(|c| c.text.as_str())),
+                shown(old.map(|c| c.text.as_str()))
+            ));
+        }
         if base.core_matches_redis {
             if let (Some(c), Some(r)) = (new.text("core"), new.text("redis")) {
                 if c != r {
@@ -79,8 +89,13 @@ fn compare_row(base: &Row, new: &Row) -> Vec<String> {
         return reasons;
     }
     if let Some(band) = base.band {
-        for b in BACKENDS {
-            if let (Some(old), Some(now)) = (number(base.value(b)), number(new.value(b))) {
+        fn cells(r: &Row) -> Vec<(&'static str, Option<&Cell>)> {
+            let mut v: Vec<_> = BACKENDS.iter().map(|b| (*b, r.value(b))).collect();
+            v.push(("reference", r.reference.as_ref()));
+            v
+        }
+        for ((b, old), (_, now)) in cells(base).into_iter().zip(cells(new)) {
+            if let (Some(old), Some(now)) = (number(old), number(now)) {
                 if old > 0.0 && now > 0.0 && (now / old > band || old / now > band) {
                     reasons.push(format!(
                         "{b} measured {now} vs baseline {old}: outside ×{band}"
@@ -308,6 +323,29 @@ mod tests {
         fresh.rows[2].redis = Some(Cell::text("1000"));
         let failures = compare(&baseline, &fresh);
         assert_eq!(failures.len(), 2, "{failures:?}");
+    }
+
+    #[test]
+    fn the_labs_reference_is_checked_like_a_backend() {
+        let mut baseline = report();
+        baseline.rows[0].reference = Some(Cell::text("zed 100 amy 100"));
+        baseline.rows[1].reference = Some(Cell::num(100.0, "µs"));
+        assert!(compare(&baseline, &baseline).is_empty());
+        let mut fresh = baseline.clone();
+        fresh.rows[0].reference = Some(Cell::text("amy 100 zed 100"));
+        fresh.rows[1].reference = Some(Cell::num(250.0, "µs"));
+        let reasons: Vec<String> = compare(&baseline, &fresh)
+            .into_iter()
+            .map(|f| format!("{}: {}", f.row, f.reason))
+            .collect();
+        assert_eq!(reasons.len(), 1, "{reasons:?}");
+        assert!(reasons[0].starts_with("zrange-rev: the lab's reference"));
+        fresh.rows[1].reference = Some(Cell::num(400.0, "µs"));
+        let rows: Vec<String> = compare(&baseline, &fresh)
+            .into_iter()
+            .map(|f| f.row)
+            .collect();
+        assert_eq!(rows, ["zrange-rev", "lat"]);
     }
 
     #[test]

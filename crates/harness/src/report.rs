@@ -320,6 +320,10 @@ pub struct Row {
     pub kind: Kind,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub article: Option<String>,
+    /// A figure the lab computed itself (a formula, an extrapolation from a fit of
+    /// the measured rows): shown in its own column, never as a backend's answer.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reference: Option<Cell>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub redis: Option<Cell>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -385,6 +389,12 @@ impl Row {
         self
     }
 
+    /// Sets the lab's own figure for this row (see [`Row::reference`]).
+    pub fn reference(&mut self, cell: impl Into<Cell>) -> &mut Row {
+        self.reference = Some(cell.into());
+        self
+    }
+
     pub fn note(&mut self, note: impl Into<String>) -> &mut Row {
         self.note = Some(note.into());
         self
@@ -446,6 +456,7 @@ impl Report {
             label: label.into(),
             kind,
             article: article.map(str::to_string),
+            reference: None,
             redis: None,
             core: None,
             pg: None,
@@ -543,6 +554,11 @@ impl Report {
         self.rows.iter().find(|r| r.key == key)
     }
 
+    /// The row `key`, to fill after the backends ran (e.g. its reference).
+    pub fn find_mut(&mut self, key: &str) -> Option<&mut Row> {
+        self.rows.iter_mut().find(|r| r.key == key)
+    }
+
     /// Merges what a backend recorded; a key that was never declared is a lab bug.
     pub fn merge(&mut self, recorder: Recorder) -> Result<(), String> {
         for (key, value) in recorder.values {
@@ -615,7 +631,11 @@ impl Report {
             .into_iter()
             .filter(|b| self.rows.iter().any(|r| r.value(b).is_some()))
             .collect();
+        let with_reference = self.rows.iter().any(|r| r.reference.is_some());
         let mut header = vec!["row".to_string(), "article".to_string()];
+        if with_reference {
+            header.push("reference".into());
+        }
         header.extend(backends.iter().map(|b| b.to_string()));
         header.push("verdict".into());
         let mut table = vec![header];
@@ -624,6 +644,13 @@ impl Report {
                 row.label.clone(),
                 row.article.clone().unwrap_or_else(|| "-".into()),
             ];
+            if with_reference {
+                cells.push(
+                    row.reference
+                        .as_ref()
+                        .map_or_else(|| "-".into(), |c| c.text.clone()),
+                );
+            }
             for b in &backends {
                 cells.push(row.text(b).unwrap_or("-").to_string());
             }
@@ -758,4 +785,30 @@ fn format_table(rows: &[Vec<String>]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reference_gets_its_own_column_only_where_a_lab_gives_one() {
+        let mut r = Report {
+            lab: "05z-example".into(),
+            ..Default::default()
+        };
+        r.measured("t", "ZADD at 10⁸", Some("0.5–2 ms")).redis = Some(Cell::num(21.0, "µs"));
+        assert!(!r.to_text().contains("reference"));
+        r.find_mut("t")
+            .unwrap()
+            .reference(Cell::num(30.0, "µs").with_text("≈ 30 µs (extrapolation)"));
+        let text = r.to_text();
+        let header = text.lines().find(|l| l.starts_with("row")).unwrap();
+        let words: Vec<&str> = header.split_whitespace().collect();
+        assert_eq!(words, ["row", "article", "reference", "redis", "verdict"]);
+        assert!(text.contains("≈ 30 µs (extrapolation)"));
+        let json = serde_json::to_string(&r).unwrap();
+        let back: Report = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.rows[0].reference, r.rows[0].reference);
+    }
 }

@@ -262,7 +262,11 @@ fn lab_page(input: &Input, svg_dir: &Path, summary: &mut Summary) -> Result<Stri
         .into_iter()
         .filter(|b| r.rows.iter().any(|row| row.value(b).is_some()))
         .collect();
+    let with_reference = r.rows.iter().any(|row| row.reference.is_some());
     h.push_str("<table class=\"rows\">\n<thead><tr><th>row</th><th>article</th>");
+    if with_reference {
+        h.push_str("<th>reference</th>");
+    }
     for b in &backends {
         let _ = write!(h, "<th>{b}</th>");
     }
@@ -281,6 +285,10 @@ fn lab_page(input: &Input, svg_dir: &Path, summary: &mut Summary) -> Result<Stri
                 .unwrap_or_default(),
             esc(row.article.as_deref().unwrap_or("–"))
         );
+        if with_reference {
+            let text = row.reference.as_ref().map_or("–", |c| c.text.as_str());
+            let _ = write!(h, "<td class=\"reference\"><pre>{}</pre></td>", esc(text));
+        }
         for b in &backends {
             let cell = row.value(b);
             let class = match cell {
