@@ -327,7 +327,11 @@ mod tests {
         had_number.rows[2].core = Some(Cell::num(5000.0, ""));
         let failures = compare(&had_number, &fresh);
         assert_eq!(failures.len(), 1, "{failures:?}");
-        assert!(failures[0].reason.contains("not a number"), "{}", failures[0]);
+        assert!(
+            failures[0].reason.contains("not a number"),
+            "{}",
+            failures[0]
+        );
     }
 
     #[test]
