@@ -163,22 +163,20 @@ fn put(rec: &mut Recorder, p: &str, o: &Outcome) {
     let promotion = o
         .promotion
         .map_or("-".into(), |d| fmt::quantity_with(d.as_secs_f64(), "s", 2));
-    let cell = Cell::count(o.unanswered, "claims")
+    let mut cell = Cell::count(o.unanswered, "claims")
         .with("unconfirmed", o.unconfirmed as f64, "claims")
         .with("reaped", o.reaped as f64, "jobs")
-        .with("runs", o.runs as f64, "runs")
-        .with(
-            "promotion",
-            o.promotion.map_or(f64::NAN, |d| d.as_secs_f64()),
-            "s",
-        )
-        .with_text(format!(
-            "{} unanswered · {} unconfirmed · {} reaped · {} runs · promoted after {promotion}",
-            o.unanswered,
-            o.unconfirmed,
-            o.reaped,
-            fmt::thousands(o.runs),
-        ));
+        .with("runs", o.runs as f64, "runs");
+    if let Some(d) = o.promotion {
+        cell = cell.with("promotion", d.as_secs_f64(), "s");
+    }
+    let cell = cell.with_text(format!(
+        "{} unanswered · {} unconfirmed · {} reaped · {} runs · promoted after {promotion}",
+        o.unanswered,
+        o.unconfirmed,
+        o.reaped,
+        fmt::thousands(o.runs),
+    ));
     rec.put(&format!("{p}-claims"), cell);
 }
 
