@@ -4,7 +4,8 @@
 //!   equal redis (unless the row says they are expected to differ);
 //! * a row with a band (measured rows whose figure is a ratio inside one run):
 //!   every backend's fresh/baseline number within `[1/band, band]`;
-//! * a row with bounds: every backend's number within them;
+//! * a row with bounds: every backend's number within them (a backend whose step
+//!   is skipped, in the baseline and now, has none);
 //! * measured rows without a band are reported, never failed: a timing never
 //!   fails a check on noise alone;
 //! * a row's `reference` (the lab's own figure) follows the same rule as its
@@ -107,6 +108,11 @@ fn compare_row(base: &Row, new: &Row) -> Vec<String> {
     if let Some(bounds) = base.bounds {
         for b in BACKENDS {
             if let Some(cell) = new.value(b) {
+                // A step the backend cannot run (the core is not a cluster) has no
+                // number to bound, as long as the baseline did not have one either.
+                if cell.skipped && base.value(b).is_some_and(|c| c.skipped) {
+                    continue;
+                }
                 match number(Some(cell)) {
                     Some(v) if v >= bounds.min && v <= bounds.max => {}
                     Some(v) => reasons.push(format!(
@@ -346,6 +352,24 @@ mod tests {
             .map(|f| f.row)
             .collect();
         assert_eq!(rows, ["zrange-rev", "lat"]);
+    }
+
+    #[test]
+    fn a_skipped_cell_in_a_bounded_row_passes_only_if_the_baseline_skipped_it_too() {
+        let mut baseline = report();
+        baseline.rows[2].core = Some(Cell::skipped("not a cluster"));
+        assert!(compare(&baseline, &baseline).is_empty());
+        let mut fresh = report();
+        fresh.rows[2].core = Some(Cell::skipped("not a cluster"));
+        let mut had_number = report();
+        had_number.rows[2].core = Some(Cell::num(5000.0, ""));
+        let failures = compare(&had_number, &fresh);
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert!(
+            failures[0].reason.contains("not a number"),
+            "{}",
+            failures[0]
+        );
     }
 
     #[test]

@@ -22,6 +22,7 @@ use crate::report::{Recorder, Report};
 use crate::servers::cluster::RedisCluster;
 use crate::servers::postgres::{self as pgsrv, PgServer};
 use crate::servers::redis::{self as redissrv, RedisServer};
+use crate::servers::sentinel::{SentinelGroup, Settings as SentinelSettings};
 use crate::shutdown;
 
 /// What a lab is. Its title, article, section and what it shows come from
@@ -125,6 +126,63 @@ impl Ctx {
             self.cluster = Some(kv);
         }
         Ok(self.cluster.as_mut())
+    }
+
+    /// Starts a real primary, one replica and three Sentinels (the same
+    /// redis-server binary, `--sentinel`) for one failover experiment. The group
+    /// belongs to the caller: dropping it stops all five processes (the end of the
+    /// run and Ctrl-C do too). `None` with `--no-redis`; `--redis-url` does not
+    /// apply (a lab crashes this primary on purpose).
+    pub fn start_sentinel_group(
+        &mut self,
+        settings: SentinelSettings,
+    ) -> Result<Option<SentinelGroup>, String> {
+        if self.no_redis {
+            return Ok(None);
+        }
+        let bin = redissrv::binaries()?;
+        let group = SentinelGroup::start(&bin, settings)?;
+        self.report.versions.insert(
+            "redis sentinel".into(),
+            format!(
+                "{} · 1 primary, 1 replica, 3 Sentinels",
+                self.report
+                    .versions
+                    .get("redis")
+                    .cloned()
+                    .unwrap_or_else(|| "redis-server".into())
+            ),
+        );
+        Ok(Some(group))
+    }
+
+    /// Starts a Redis Cluster of `masters` masters with `replicas` replicas
+    /// each, owned by the caller (for labs that crash a node; dropping it stops
+    /// every node). `None` with `--no-redis`.
+    pub fn start_replicated_cluster(
+        &mut self,
+        masters: usize,
+        replicas: usize,
+    ) -> Result<Option<RedisCluster>, String> {
+        if self.no_redis {
+            return Ok(None);
+        }
+        let bin = redissrv::binaries()?;
+        let cluster = RedisCluster::start_with_replicas(&bin, masters, replicas)?;
+        let version = self
+            .report
+            .versions
+            .get("redis")
+            .cloned()
+            .unwrap_or_else(|| "redis-server".into());
+        self.report.versions.insert(
+            "redis cluster".into(),
+            format!(
+                "{version} · {masters} masters + {} replicas",
+                masters * replicas
+            ),
+        );
+        Ok(Some(cluster))
     }
 
     /// The cluster, if [`Ctx::start_cluster`] started one.
