@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use crate::report::{Cell, Kind, Report, Row, BACKENDS};
+use crate::report::{Cell, Kind, Report, Row, BACKENDS, COLUMNS};
 
 /// One reason a lab does not match its baseline.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,7 +60,7 @@ pub fn compare(baseline: &Report, fresh: &Report) -> Vec<Failure> {
 fn compare_row(base: &Row, new: &Row) -> Vec<String> {
     let mut reasons = Vec::new();
     if base.kind == Kind::Exact {
-        for b in BACKENDS {
+        for b in COLUMNS {
             if base.text(b) != new.text(b) {
                 reasons.push(format!(
                     "{b} gave {} where the baseline has {}",
@@ -79,7 +79,7 @@ fn compare_row(base: &Row, new: &Row) -> Vec<String> {
         return reasons;
     }
     if let Some(band) = base.band {
-        for b in BACKENDS {
+        for b in COLUMNS {
             if let (Some(old), Some(now)) = (number(base.value(b)), number(new.value(b))) {
                 if old > 0.0 && now > 0.0 && (now / old > band || old / now > band) {
                     reasons.push(format!(
@@ -90,7 +90,7 @@ fn compare_row(base: &Row, new: &Row) -> Vec<String> {
         }
     }
     if let Some(bounds) = base.bounds {
-        for b in BACKENDS {
+        for b in COLUMNS {
             if let Some(cell) = new.value(b) {
                 match number(Some(cell)) {
                     Some(v) if v >= bounds.min && v <= bounds.max => {}
@@ -197,7 +197,7 @@ pub fn bless(baseline_dir: &Path, fresh_dir: &Path, lab: &str) -> Result<Vec<Str
                     changed += 1;
                     continue;
                 };
-                for b in BACKENDS {
+                for b in COLUMNS {
                     if base.text(b) != new.text(b) {
                         lines.push(format!(
                             "  ~ {} [{b}, {}]: {} -> {}",
