@@ -699,7 +699,12 @@ pub fn verdict(row: &Row) -> String {
         return row.kind_name().into();
     }
     if row.core.is_none() && row.redis.is_none() {
-        return if row.pg.is_some() { "pg only" } else { "reference" }.into();
+        return if row.pg.is_some() {
+            "pg only"
+        } else {
+            "reference"
+        }
+        .into();
     }
     let same_kv = match (&row.core, &row.redis) {
         (Some(c), Some(r)) => c.text == r.text,
@@ -751,13 +756,22 @@ fn article_range(article: &str) -> Option<(f64, bool, f64, bool)> {
         ));
     }
     let (lo, hi) = article.split_once('–')?;
-    Some((parse_plain_number(lo)?, false, parse_plain_number(hi)?, false))
+    Some((
+        parse_plain_number(lo)?,
+        false,
+        parse_plain_number(hi)?,
+        false,
+    ))
 }
 
 /// A number written with optional thousands separators and nothing else.
 fn parse_plain_number(s: &str) -> Option<f64> {
     let s = s.trim().replace(',', "");
-    if s.is_empty() || !s.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '-') {
+    if s.is_empty()
+        || !s
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == '-')
+    {
         return None;
     }
     s.parse().ok()

@@ -64,7 +64,12 @@ fn declare(r: &mut Report) {
     r.exact("hash-encoding", "OBJECT ENCODING prog:12345", "listpack");
     // The article gives used_memory's increase (+23,931,808) and its ratio to the
     // string (4.56); Σ MEMORY USAGE is a different figure it does not give.
-    r.row("hash-one-bytes", "MEMORY USAGE prog:12345", Kind::Exact, None);
+    r.row(
+        "hash-one-bytes",
+        "MEMORY USAGE prog:12345",
+        Kind::Exact,
+        None,
+    );
     r.row("hash-bytes", "Σ MEMORY USAGE prog:0 … prog:99999", Kind::Exact, None)
         .note("the article has no Σ MEMORY USAGE: its 23,931,808 is used_memory's increase (the row below)");
     r.row(

@@ -375,13 +375,16 @@ fn set_during_bgsave(kv: &mut Kv, set: &str, n: u64, pid: u32) -> Result<u64, St
             i = (i + BATCH).min(n);
             p.query::<()>(kv.conn()).map_err(|e| format!("SADD: {e}"))?;
         }
-        if !kv.reply(&["INFO", "persistence"]).contains("rdb_bgsave_in_progress:1") {
+        if !kv
+            .reply(&["INFO", "persistence"])
+            .contains("rdb_bgsave_in_progress:1")
+        {
             return Err("the BGSAVE child ended before the set was built".into());
         }
         int(kv, &["MEMORY", "USAGE", set])
     })();
-    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .unwrap_or_default();
+    let children =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
     for child in children.split_whitespace() {
         let _ = std::process::Command::new("kill")
             .args(["-USR1", child])
@@ -389,7 +392,10 @@ fn set_during_bgsave(kv: &mut Kv, set: &str, n: u64, pid: u32) -> Result<u64, St
     }
     kv.cmd(&["CONFIG", "SET", "rdb-key-save-delay", "0"])?;
     for _ in 0..200 {
-        if kv.reply(&["INFO", "persistence"]).contains("rdb_bgsave_in_progress:0") {
+        if kv
+            .reply(&["INFO", "persistence"])
+            .contains("rdb_bgsave_in_progress:0")
+        {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
@@ -448,12 +454,11 @@ fn week_rows(
             rec.put("week-set-bgsave-bytes", Cell::count(during, "B"));
             rec.put(
                 "week-set-bgsave-diff",
-                Cell::num((set_bytes as f64 - during as f64) / 8.0, "buckets")
-                    .with_text(format!(
-                        "{} B = {} buckets × 8 B",
-                        redislab_harness::timing::thousands(set_bytes - during),
-                        redislab_harness::timing::thousands((set_bytes - during) / 8)
-                    )),
+                Cell::num((set_bytes as f64 - during as f64) / 8.0, "buckets").with_text(format!(
+                    "{} B = {} buckets × 8 B",
+                    redislab_harness::timing::thousands(set_bytes - during),
+                    redislab_harness::timing::thousands((set_bytes - during) / 8)
+                )),
             );
         }
     }

@@ -170,18 +170,23 @@ fn at_million(kv: &mut Kv, rec: &mut Recorder) -> Result<(), String> {
     const N: usize = 1_000_000;
     let key = kv.key("m:id:1m");
     let name = kv.name;
-    bulk_load(&format!("{name}: ZADD 1,000,000 ids"), N, 10_000, |start, end| {
-        let mut pipe = redis::pipe();
-        for chunk in (start..end).collect::<Vec<_>>().chunks(1_000) {
-            let cmd = pipe.cmd("ZADD").arg(&key);
-            for &i in chunk {
-                cmd.arg(i).arg(member("id", i));
+    bulk_load(
+        &format!("{name}: ZADD 1,000,000 ids"),
+        N,
+        10_000,
+        |start, end| {
+            let mut pipe = redis::pipe();
+            for chunk in (start..end).collect::<Vec<_>>().chunks(1_000) {
+                let cmd = pipe.cmd("ZADD").arg(&key);
+                for &i in chunk {
+                    cmd.arg(i).arg(member("id", i));
+                }
+                cmd.ignore();
             }
-            cmd.ignore();
-        }
-        pipe.query::<()>(kv.conn())
-            .map_err(|e| format!("{name}: ZADD: {e}"))
-    })?;
+            pipe.query::<()>(kv.conn())
+                .map_err(|e| format!("{name}: ZADD: {e}"))
+        },
+    )?;
     // SAMPLES 0: every member counted, not an estimate from 5 of them.
     let bytes: f64 = kv
         .reply(&["MEMORY", "USAGE", &key, "SAMPLES", "0"])

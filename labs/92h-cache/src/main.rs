@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use redislab_harness::report::Bounds;
 use cache::{Counters, Keys, Strategy, EARLY_MS, TTL_S};
+use redislab_harness::report::Bounds;
 use redislab_harness::{run, Kind, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
@@ -188,7 +188,10 @@ fn cache_and_notify(kv: &mut Kv, rec: &mut Recorder) -> Result<(), String> {
         counters.push((strategy, keys, c));
     }
     let phase = redislab_harness::progress::Phase::new(
-        format!("{}: {READERS} readers × 3 strategies for {RUN_S} s", kv.name),
+        format!(
+            "{}: {READERS} readers × 3 strategies for {RUN_S} s",
+            kv.name
+        ),
         None,
     );
     thread::sleep(Duration::from_secs(RUN_S));
@@ -206,7 +209,10 @@ fn cache_and_notify(kv: &mut Kv, rec: &mut Recorder) -> Result<(), String> {
             format!("{:.4}", hits as f64 / reads.max(1) as f64),
         );
         rec.put(&format!("rebuilds{sfx}"), load(&c.rebuilds).to_string());
-        rec.put(&format!("overlapping{sfx}"), load(&c.overlapping).to_string());
+        rec.put(
+            &format!("overlapping{sfx}"),
+            load(&c.overlapping).to_string(),
+        );
         rec.put(
             &format!("max-age{sfx}"),
             format!("{:.2}", load(&c.max_age_ms) as f64 / 1000.0),
