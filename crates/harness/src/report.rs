@@ -777,33 +777,6 @@ fn parse_plain_number(s: &str) -> Option<f64> {
     s.parse().ok()
 }
 
-#[cfg(test)]
-mod verdict_tests {
-    use super::*;
-
-    #[test]
-    fn a_value_inside_the_articles_range_agrees() {
-        assert!(agrees_with_article("1500 < n ≤ 2000", "1707"));
-        assert!(agrees_with_article("1500 < n ≤ 2000", "2000"));
-        assert!(!agrees_with_article("1500 < n ≤ 2000", "1500"));
-        assert!(!agrees_with_article("1500 < n ≤ 2000", "2001"));
-        assert!(agrees_with_article("10–20", "10"));
-        assert!(!agrees_with_article("10–20", "x"));
-        assert!(agrees_with_article("dense", "dense"));
-    }
-
-    #[test]
-    fn pg_that_answers_otherwise_is_not_same() {
-        let mut r = Report::default();
-        let row = r.exact("k", "k", "9007199254740992");
-        row.redis = Some(Cell::text("9007199254740992"));
-        row.core = Some(Cell::text("9007199254740992"));
-        assert_eq!(verdict(row), "same");
-        row.pg = Some(Cell::text("9007199254740993"));
-        assert_eq!(verdict(row), "same · pg differs");
-    }
-}
-
 impl Row {
     fn kind_name(&self) -> &'static str {
         match self.kind {
@@ -867,4 +840,31 @@ fn format_table(rows: &[Vec<String>]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod verdict_tests {
+    use super::*;
+
+    #[test]
+    fn a_value_inside_the_articles_range_agrees() {
+        assert!(agrees_with_article("1500 < n ≤ 2000", "1707"));
+        assert!(agrees_with_article("1500 < n ≤ 2000", "2000"));
+        assert!(!agrees_with_article("1500 < n ≤ 2000", "1500"));
+        assert!(!agrees_with_article("1500 < n ≤ 2000", "2001"));
+        assert!(agrees_with_article("10–20", "10"));
+        assert!(!agrees_with_article("10–20", "x"));
+        assert!(agrees_with_article("dense", "dense"));
+    }
+
+    #[test]
+    fn pg_that_answers_otherwise_is_not_same() {
+        let mut r = Report::default();
+        let row = r.exact("k", "k", "9007199254740992");
+        row.redis = Some(Cell::text("9007199254740992"));
+        row.core = Some(Cell::text("9007199254740992"));
+        assert_eq!(verdict(row), "same");
+        row.pg = Some(Cell::text("9007199254740993"));
+        assert_eq!(verdict(row), "same · pg differs");
+    }
 }

@@ -183,7 +183,7 @@ pub fn reader(
     while !stop.load(Ordering::Relaxed) {
         let n = c.reads.fetch_add(1, Ordering::Relaxed);
         let served = read(&mut conn, &keys, &c, strategy)?;
-        if n % 50 == 0 {
+        if n.is_multiple_of(50) {
             c.sampled.fetch_add(1, Ordering::Relaxed);
             if top100(&mut conn, &keys.lb)? != served {
                 c.stale.fetch_add(1, Ordering::Relaxed);
