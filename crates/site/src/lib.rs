@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use redislab_harness::chart::ChartKind;
-use redislab_harness::report::{self, Kind, Report, BACKENDS};
+use redislab_harness::report::{self, Kind, Report, COLUMNS};
 
 /// A report and where it came from (shown on the page).
 pub struct Input {
@@ -135,7 +135,7 @@ fn counts(r: &Report) -> Vec<(String, usize)> {
 fn verdict_class(v: &str) -> &'static str {
     match v {
         "same" => "same",
-        "differs from article" => "differs",
+        "differs from article" | "same · pg differs" => "differs",
         "CORE ≠ REDIS" => "ne",
         "core/redis differ (expected)" => "expected",
         "measured" | "random" => "meas",
@@ -258,7 +258,7 @@ fn lab_page(input: &Input, svg_dir: &Path, summary: &mut Summary) -> Result<Stri
             }
         }
     }
-    let backends: Vec<&str> = BACKENDS
+    let backends: Vec<&str> = COLUMNS
         .into_iter()
         .filter(|b| r.rows.iter().any(|row| row.value(b).is_some()))
         .collect();
