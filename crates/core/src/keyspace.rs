@@ -218,6 +218,12 @@ pub struct Keyspace {
     /// [`crate::hash::subexpires`]): a hash stored under a key is registered with
     /// the time it carries, a deleted key is forgotten.
     pub subexpires: crate::hash::subexpires::Subexpires,
+    /// The `notify-keyspace-events` classes to record (0: none), set by the
+    /// server on every database.
+    pub(crate) notify_mask: u32,
+    /// Keyspace events this database raised itself (`new`, `expired`,
+    /// `keymiss`, `hexpired`...), in order, until the server publishes them.
+    events: Vec<(&'static str, Vec<u8>)>,
 }
 
 impl Default for Keyspace {
@@ -233,6 +239,8 @@ impl Default for Keyspace {
             counters: Counters::default(),
             lfu_rng: 0x9e37_79b9_7f4a_7c15,
             subexpires: Default::default(),
+            notify_mask: 0,
+            events: Vec::new(),
         }
     }
 }
@@ -265,6 +273,26 @@ impl Keyspace {
         std::mem::take(&mut self.counters)
     }
 
+    // ----- keyspace events -----
+
+    /// Records keyspace event `event` of `class` on `key`, if that class is on
+    /// (Redis calls `notifyKeyspaceEvent` at this point; the server publishes
+    /// what was recorded, in order, see [`crate::server::notify`]).
+    pub(crate) fn notify(&mut self, class: u32, event: &'static str, key: &[u8]) {
+        if self.notify_mask & class != 0 {
+            self.events.push((event, key.to_vec()));
+        }
+    }
+
+    /// The events recorded since the last call.
+    pub(crate) fn take_events(&mut self) -> Vec<(&'static str, Vec<u8>)> {
+        std::mem::take(&mut self.events)
+    }
+
+    pub(crate) fn has_events(&self) -> bool {
+        !self.events.is_empty()
+    }
+
     // ----- lookups -----
 
     /// The entry of a live `key`: one dict lookup (with its rehash step); a key
@@ -289,6 +317,7 @@ impl Keyspace {
         self.delete(key);
         self.watches.expired(key);
         self.counters.expired += 1;
+        self.notify(crate::server::notify::EXPIRED, "expired", key);
     }
 
     /// A read access to the entry: the LRU clock or the LFU counter moves
@@ -349,20 +378,22 @@ impl Keyspace {
         r as f64 / f64::from(i32::MAX)
     }
 
-    /// Counts a read lookup's outcome, when `counted`.
-    fn count(&mut self, counted: bool, found: bool) {
+    /// Counts a read lookup's outcome, when `counted`; a miss counted is also
+    /// a `keymiss` event (Redis's rule for both is "a read lookup").
+    fn count(&mut self, counted: bool, found: bool, key: &[u8]) {
         if counted {
             if found {
                 self.counters.hits += 1;
             } else {
                 self.counters.misses += 1;
+                self.notify(crate::server::notify::KEY_MISS, "keymiss", key);
             }
         }
     }
 
     fn read(&mut self, key: &[u8], touch: bool, counted: bool) -> Option<EntryRef> {
         let at = self.live(key);
-        self.count(counted, at.is_some());
+        self.count(counted, at.is_some(), key);
         if touch {
             if let Some(at) = at {
                 self.touch_read(at);
@@ -421,7 +452,7 @@ impl Keyspace {
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Value> {
         let found = self.live(key);
         let counted = self.access.count_reads;
-        self.count(counted, found.is_some());
+        self.count(counted, found.is_some(), key);
         let at = found?;
         self.watches.note(key);
         self.touch_write(at);
@@ -435,7 +466,7 @@ impl Keyspace {
     pub fn get_mut_quiet(&mut self, key: &[u8]) -> Option<&mut Value> {
         let found = self.live(key);
         let counted = self.access.count_reads;
-        self.count(counted, found.is_some());
+        self.count(counted, found.is_some(), key);
         let at = found?;
         self.touch_write(at);
         Some(&mut self.entries.value_at_mut(at).value)
@@ -501,6 +532,7 @@ impl Keyspace {
             }
             None => {
                 self.entries.insert_absent(hash, key.to_vec(), entry);
+                self.notify(crate::server::notify::NEW, "new", key);
             }
         }
     }
@@ -796,6 +828,7 @@ impl Keyspace {
                         let key = key.clone();
                         self.delete(&key);
                         self.watches.expired(&key);
+                        self.notify(crate::server::notify::EXPIRED, "expired", &key);
                         round_expired += 1;
                     }
                     Some(t) => {

@@ -28,6 +28,7 @@ use crate::geo::geohash::{self, HashBits};
 use crate::geo::sort::{glibc_qsort, pqsort};
 use crate::keyspace::Value;
 use crate::reply::{errors, Reply};
+use crate::server::notify;
 use crate::zset::{ScoreRange, Zset};
 
 /// Which command is running (Redis's RADIUS_* / GEOSEARCH* flags).
@@ -385,7 +386,9 @@ fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> CmdResult {
     let Some(Value::Zset(zset)) = s.keyspace.peek(src_key) else {
         return Ok(match storekey {
             Some(dst) => {
-                s.keyspace.remove(dst);
+                if s.keyspace.remove(dst) {
+                    s.notify_here(notify::GENERIC, "del", dst);
+                }
                 Reply::Integer(0)
             }
             None => Reply::Array(Vec::new()),
@@ -462,7 +465,9 @@ fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> CmdResult {
         Some(dst) => {
             let dst = dst.to_vec();
             if returned == 0 {
-                s.keyspace.remove(&dst);
+                if s.keyspace.remove(&dst) {
+                    s.notify_here(notify::GENERIC, "del", &dst);
+                }
                 return Ok(Reply::Integer(0));
             }
             let items = points
@@ -481,6 +486,12 @@ fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> CmdResult {
                 &dst,
                 Value::Zset(Box::new(Zset::from_result(items, &limits))),
             );
+            let event = if mode.geosearch {
+                "geosearchstore"
+            } else {
+                "georadiusstore"
+            };
+            s.notify_here(notify::ZSET, event, &dst);
             Ok(Reply::Integer(returned as i64))
         }
     }

@@ -41,6 +41,7 @@ use crate::list::{End, List, ListConfig};
 use crate::num::{c_str, strtod_prefix};
 use crate::reply::{errors, Reply};
 use crate::server::client::{Client, SCRIPT_CLIENT_ID};
+use crate::server::notify;
 use crate::strings::{StringValue, SHARED_INTEGERS};
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -445,8 +446,9 @@ fn sort_generic(s: &mut Server, c: &mut Client, a: &Args, readonly: bool) -> Cmd
         };
         s.keyspace
             .set_value(dst, Value::List(Box::new(stored)), false, reuse);
-    } else {
-        s.keyspace.remove(dst);
+        s.notify_here(notify::LIST, "sortstore", dst);
+    } else if s.keyspace.remove(dst) {
+        s.notify_here(notify::GENERIC, "del", dst);
     }
     Ok(Reply::Integer(output_len))
 }

@@ -19,6 +19,7 @@ use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::keyspace::{now_ms, Value};
 use crate::reply::{errors, Reply};
 use crate::sds::Sds;
+use crate::server::notify;
 use crate::strings::ArgObject;
 
 /// The expiry options SET, GETEX and MSETEX share, in the docs' syntax (each
@@ -257,6 +258,10 @@ fn set_generic(
     if let Some(at) = deadline {
         s.keyspace.set_expiry(key, Some(at));
     }
+    s.notify_here(notify::STRING, "set", key);
+    if deadline.is_some() {
+        s.notify_here(notify::GENERIC, "expire", key);
+    }
     Ok(old.unwrap_or(ok))
 }
 
@@ -313,6 +318,7 @@ fn timed_set(s: &mut Server, a: &Args, flag: u32, name: &str) -> CmdResult {
 fn getset(s: &mut Server, a: &Args) -> CmdResult {
     let old = get_reply(s, a.bytes(1))?;
     store(s, a.bytes(1), ArgObject::from_argument(a.bytes(2)), false);
+    s.notify_here(notify::STRING, "set", a.bytes(1));
     Ok(old)
 }
 
@@ -326,12 +332,19 @@ fn getex(s: &mut Server, a: &Args) -> CmdResult {
     let reply = Reply::bulk(value.bytes());
     let deadline = ext::deadline_ms(&opts, "getex")?;
     let changed = if opts.has(ext::EXAT | ext::PXAT) && deadline.is_some_and(|at| at <= now_ms()) {
-        s.keyspace.remove(key)
+        let deleted = s.keyspace.remove(key);
+        s.notify_here(notify::GENERIC, "del", key);
+        deleted
     } else if let Some(at) = deadline {
-        s.keyspace.set_expiry(key, Some(at))
+        let set = s.keyspace.set_expiry(key, Some(at));
+        s.notify_here(notify::GENERIC, "expire", key);
+        set
     } else if opts.has(ext::PERSIST) {
         let had_ttl = matches!(s.keyspace.expiry(key), Some(Some(_)));
         s.keyspace.set_expiry(key, None);
+        if had_ttl {
+            s.notify_here(notify::GENERIC, "persist", key);
+        }
         had_ttl
     } else {
         false
@@ -343,6 +356,9 @@ fn getex(s: &mut Server, a: &Args) -> CmdResult {
 fn getdel(s: &mut Server, a: &Args) -> CmdResult {
     let reply = get_reply(s, a.bytes(1))?;
     let deleted = s.keyspace.remove(a.bytes(1));
+    if deleted {
+        s.notify_here(notify::GENERIC, "del", a.bytes(1));
+    }
     s.set_dirty(u64::from(deleted));
     Ok(reply)
 }
@@ -352,13 +368,16 @@ fn append(s: &mut Server, a: &Args) -> CmdResult {
     let tail = a.bytes(2);
     let Some(current) = lookup(s, key)? else {
         store(s, key, ArgObject::from_argument(tail), false);
+        s.notify_here(notify::STRING, "append", key);
         return Ok(Reply::Integer(tail.len() as i64));
     };
     let current_len = current.len() as u64;
     check_length(s, current_len, tail.len() as u64)?;
     let sds = unshared(s, key)?;
     sds.append(tail);
-    Ok(Reply::Integer(sds.len() as i64))
+    let len = sds.len() as i64;
+    s.notify_here(notify::STRING, "append", key);
+    Ok(Reply::Integer(len))
 }
 
 fn setrange(s: &mut Server, a: &Args) -> CmdResult {
@@ -382,11 +401,14 @@ fn setrange(s: &mut Server, a: &Args) -> CmdResult {
         bytes[offset..].copy_from_slice(data);
         let len = bytes.len();
         store(s, key, ArgObject::Raw(Sds::from_vec(bytes)), false);
+        s.notify_here(notify::STRING, "setrange", key);
         return Ok(Reply::Integer(len as i64));
     }
     let sds = unshared(s, key)?;
     sds.write_at(offset, data);
-    Ok(Reply::Integer(sds.len() as i64))
+    let len = sds.len() as i64;
+    s.notify_here(notify::STRING, "setrange", key);
+    Ok(Reply::Integer(len))
 }
 
 /// Redis's clamping of `start..=end` (negative: from the end) over `len`
@@ -461,6 +483,7 @@ fn mset_generic(s: &mut Server, a: &Args, nx: bool, name: &str) -> CmdResult {
             ArgObject::from_argument(a.bytes(i + 1)),
             false,
         );
+        s.notify_here(notify::STRING, "set", a.bytes(i));
     }
     s.set_dirty(keys().count() as u64);
     Ok(if nx { Reply::Integer(1) } else { Reply::ok() })
@@ -494,7 +517,9 @@ fn msetex(s: &mut Server, a: &Args) -> CmdResult {
         store(s, key, ArgObject::from_argument(a.bytes(k + 1)), keep_ttl);
         if let Some(at) = deadline.filter(|_| !keep_ttl) {
             s.keyspace.set_expiry(key, Some(at));
+            s.notify_here(notify::GENERIC, "expire", key);
         }
+        s.notify_here(notify::STRING, "set", key);
     }
     s.set_dirty(count as u64);
     Ok(Reply::Integer(1))
@@ -506,6 +531,9 @@ fn delex(s: &mut Server, a: &Args) -> CmdResult {
     if a.len() == 2 {
         // `delGenericCommand` on one key.
         let deleted = s.keyspace.remove(key);
+        if deleted {
+            s.notify_here(notify::GENERIC, "del", key);
+        }
         s.set_dirty(u64::from(deleted));
         return Ok(Reply::Integer(i64::from(deleted)));
     }
@@ -538,6 +566,9 @@ fn delex(s: &mut Server, a: &Args) -> CmdResult {
         ));
     };
     let deleted = delete && s.keyspace.remove(key);
+    if deleted {
+        s.notify_here(notify::GENERIC, "del", key);
+    }
     s.set_dirty(u64::from(deleted));
     Ok(Reply::Integer(i64::from(deleted)))
 }

@@ -24,6 +24,7 @@ use crate::keyspace::Value;
 use crate::num::{self, LexBoundSpec};
 use crate::reply::{errors, Reply};
 use crate::sampling;
+use crate::server::notify;
 use crate::zset::{AddFlags, AddOutcome, LexBound, LexRange, Limits, ScoreRange, Zset};
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -369,6 +370,8 @@ fn zadd_generic(s: &mut Server, a: &Args, mut flags: AddFlags) -> CmdResult {
     }
     if added + updated > 0 {
         touched(s, key);
+        let event = if flags.incr { "zincr" } else { "zadd" };
+        s.notify_here(notify::ZSET, event, key);
     }
     if nan {
         return Err(Reply::error(NAN_RESULT));
@@ -414,8 +417,13 @@ pub fn zrem(s: &mut Server, a: &Args) -> CmdResult {
             break;
         }
     }
-    if zset.is_empty() {
+    let empty = zset.is_empty();
+    if removed > 0 {
+        s.notify_here(notify::ZSET, "zrem", key);
+    }
+    if empty {
         s.keyspace.remove(key);
+        s.notify_here(notify::GENERIC, "del", key);
     } else if removed > 0 {
         touched(s, key);
     }
@@ -661,7 +669,9 @@ fn select_range(
 /// it, then filled member by member (so a listpack may convert on the way).
 fn store_range(s: &mut Server, dst: &[u8], items: Vec<(Vec<u8>, f64)>, size_hint: usize) -> Reply {
     if items.is_empty() {
-        s.keyspace.remove(dst);
+        if s.keyspace.remove(dst) {
+            s.notify_here(notify::GENERIC, "del", dst);
+        }
         return Reply::Integer(0);
     }
     let limits = limits(s);
@@ -670,6 +680,7 @@ fn store_range(s: &mut Server, dst: &[u8], items: Vec<(Vec<u8>, f64)>, size_hint
         zset.add(*score, member, AddFlags::default(), &limits);
     }
     s.keyspace.insert(dst, Value::Zset(Box::new(zset)));
+    s.notify_here(notify::ZSET, "zrangestore", dst);
     Reply::Integer(items.len() as i64)
 }
 
@@ -784,10 +795,17 @@ fn pop_pairs(s: &mut Server, key: &[u8], count: i64, max: bool) -> Vec<(Vec<u8>,
             };
             out.push(popped);
         }
-        if zset.is_empty() {
-            s.keyspace.remove(key);
-        } else {
+        let empty = zset.is_empty();
+        if !empty {
             touched(s, key);
+        }
+        if !out.is_empty() {
+            let event = if max { "zpopmax" } else { "zpopmin" };
+            s.notify_here(notify::ZSET, event, key);
+        }
+        if empty {
+            s.keyspace.remove(key);
+            s.notify_here(notify::GENERIC, "del", key);
         }
     }
     out
@@ -919,31 +937,41 @@ fn mpop_generic(s: &mut Server, a: &Args, numkeys_at: usize, blocking: bool) -> 
 
 pub fn zremrangebyrank(s: &mut Server, a: &Args) -> CmdResult {
     let (start, end) = (a.int(2)?, a.int(3)?);
-    remove_range(s, a, |z| {
+    remove_range(s, a, "zremrangebyrank", |z| {
         clamp_ranks(start, end, z.len()).map_or(0, |(lo, hi)| z.remove_rank_range(lo, hi))
     })
 }
 
 pub fn zremrangebyscore(s: &mut Server, a: &Args) -> CmdResult {
     let range = score_range(a.bytes(2), a.bytes(3))?;
-    remove_range(s, a, |z| z.remove_score_range(&range))
+    remove_range(s, a, "zremrangebyscore", |z| z.remove_score_range(&range))
 }
 
 pub fn zremrangebylex(s: &mut Server, a: &Args) -> CmdResult {
     let range = lex_range(a.bytes(2), a.bytes(3))?;
-    remove_range(s, a, |z| z.remove_lex_range(&range))
+    remove_range(s, a, "zremrangebylex", |z| z.remove_lex_range(&range))
 }
 
 /// Shared tail of the ZREMRANGEBY* commands: run `remove` on the zset, delete the
 /// key if it emptied, reply how many went.
-fn remove_range(s: &mut Server, a: &Args, remove: impl FnOnce(&mut Zset) -> usize) -> CmdResult {
+fn remove_range(
+    s: &mut Server,
+    a: &Args,
+    event: &'static str,
+    remove: impl FnOnce(&mut Zset) -> usize,
+) -> CmdResult {
     let key = a.bytes(1);
     let Some(zset) = write(s, key)? else {
         return Ok(Reply::Integer(0));
     };
     let removed = remove(zset);
-    if zset.is_empty() {
+    let empty = zset.is_empty();
+    if removed > 0 {
+        s.notify_here(notify::ZSET, event, key);
+    }
+    if empty {
         s.keyspace.remove(key);
+        s.notify_here(notify::GENERIC, "del", key);
     } else if removed > 0 {
         touched(s, key);
     }
