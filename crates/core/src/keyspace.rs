@@ -517,7 +517,22 @@ impl Keyspace {
             touched_by: self.access.command,
         };
         let hash = self.entries.hash_of(key);
-        match self.entries.find_entry_hashed(hash, key) {
+        let found = self.entries.find_entry_hashed(hash, key);
+        let found = match found {
+            // `setKey`'s lookup expires a key past its deadline first.
+            Some(at)
+                if self
+                    .entries
+                    .value_at(at)
+                    .expires_at_ms
+                    .is_some_and(|t| t <= now_ms()) =>
+            {
+                self.delete_expired(key);
+                None
+            }
+            other => other,
+        };
+        match found {
             Some(at) => {
                 // `setKey` over an existing key (`dbSetValue`): the key's
                 // LRU/LFU field carries over, after the write's own access.
@@ -598,6 +613,13 @@ impl Keyspace {
     /// Deletes a live key (a key past its deadline counts as already gone).
     pub fn remove(&mut self, key: &[u8]) -> bool {
         self.live(key).is_some() && self.delete(key)
+    }
+
+    /// `dbDelete`: deletes `key` as stored, even past its deadline (the empty
+    /// result of a *STORE command replaces whatever is there, and Redis
+    /// reports it as `del`, not `expired`).
+    pub fn remove_stored(&mut self, key: &[u8]) -> bool {
+        self.delete(key)
     }
 
     /// Removes a key and its TTL bookkeeping; a key that was there counts as

@@ -221,7 +221,7 @@ fn bitop(s: &mut Server, a: &Args) -> CmdResult {
     }
     // Look every source up (type check, lazy expiry), then read them in place.
     for i in 3..a.len() {
-        lookup(s, a.bytes(i))?;
+        super::string_value::lookup_source(s, a.bytes(i))?;
     }
     let sources: Vec<Cow<'_, [u8]>> = (3..a.len())
         .map(|i| match s.keyspace.peek(a.bytes(i)) {
@@ -240,7 +240,7 @@ fn bitop(s: &mut Server, a: &Args) -> CmdResult {
         s.notify_here(notify::STRING, "set", dest);
         true
     } else {
-        let deleted = s.keyspace.remove(dest);
+        let deleted = s.keyspace.remove_stored(dest);
         if deleted {
             s.notify_here(notify::GENERIC, "del", dest);
         }

@@ -267,7 +267,7 @@ fn member_xy(s: &Server, key: &[u8], member: &[u8]) -> Result<[f64; 2], Reply> {
 /// `georadiusGeneric`.
 fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> CmdResult {
     let src_key = a.bytes(src);
-    let exists = read(s, src_key)?.is_some();
+    let exists = super::zset::read_source(s, src_key)?.is_some();
     let mut storekey: Option<&[u8]> = None;
     let mut storedist = false;
     let mut xy = [0.0, 0.0];
@@ -386,7 +386,7 @@ fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> CmdResult {
     let Some(Value::Zset(zset)) = s.keyspace.peek(src_key) else {
         return Ok(match storekey {
             Some(dst) => {
-                if s.keyspace.remove(dst) {
+                if s.keyspace.remove_stored(dst) {
                     s.notify_here(notify::GENERIC, "del", dst);
                 }
                 Reply::Integer(0)
@@ -465,7 +465,7 @@ fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> CmdResult {
         Some(dst) => {
             let dst = dst.to_vec();
             if returned == 0 {
-                if s.keyspace.remove(&dst) {
+                if s.keyspace.remove_stored(&dst) {
                     s.notify_here(notify::GENERIC, "del", &dst);
                 }
                 return Ok(Reply::Integer(0));

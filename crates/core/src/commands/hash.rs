@@ -384,7 +384,10 @@ pub fn hget(s: &mut Server, a: &Args) -> CmdResult {
 pub fn hmget(s: &mut Server, a: &Args) -> CmdResult {
     let key = a.bytes(1);
     let now = now();
-    peek(s, key)?;
+    // One lookup of the key (one hit or miss, one `keymiss`), as Redis.
+    if peek(s, key)?.is_none() {
+        return Ok(Reply::Array(vec![Reply::Nil; a.len() - 2]));
+    }
     let mut out = Vec::with_capacity(a.len() - 2);
     let (mut expired, mut notified, mut deleted) = (0, 0, false);
     for i in 2..a.len() {

@@ -129,6 +129,8 @@ fn merge_keys(s: &mut Server, keys: &[Vec<u8>]) -> Result<(Box<[u8; REGISTERS]>,
     let mut raw = Box::new([0u8; REGISTERS]);
     let mut any_dense = false;
     for key in keys {
+        // `lookupKeyRead`, even in PFMERGE.
+        super::string_value::lookup_source(s, key)?;
         let Some(bytes) = sketch(s, key)? else {
             continue;
         };

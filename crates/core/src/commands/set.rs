@@ -184,6 +184,17 @@ fn read<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s Set>, Reply> {
     }
 }
 
+/// A source set of SINTER/SUNION/SDIFF and their STOREs: `lookupKeyRead`
+/// whatever the command, so a missing source is a keyspace miss (and a
+/// `keymiss` event) even for the STORE forms.
+fn read_source<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s Set>, Reply> {
+    match s.keyspace.lookup_read(key) {
+        None => Ok(None),
+        Some(Value::Set(set)) => Ok(Some(set)),
+        Some(_) => Err(wrongtype()),
+    }
+}
+
 /// The set at `key` for a command that may change it (or whose lookups make a
 /// dict rehash step); WATCH is told separately ([`touched`]), only when the
 /// command changes the set.
@@ -562,7 +573,7 @@ fn intersect(s: &mut Server, keys: &[&[u8]], target: Target) -> CmdResult {
     let mut sizes = Vec::with_capacity(keys.len());
     let mut empty = false;
     for key in keys {
-        match read(s, key)? {
+        match read_source(s, key)? {
             None => empty = true,
             Some(set) => sizes.push(set.len()),
         }
@@ -572,7 +583,7 @@ fn intersect(s: &mut Server, keys: &[&[u8]], target: Target) -> CmdResult {
             Target::Reply => Reply::Set(Vec::new()),
             Target::Count(_) => Reply::Integer(0),
             Target::Store(dst) => {
-                if s.keyspace.remove(dst) {
+                if s.keyspace.remove_stored(dst) {
                     s.notify_here(notify::GENERIC, "del", dst);
                 }
                 Reply::Integer(0)
@@ -620,7 +631,7 @@ fn intersect(s: &mut Server, keys: &[&[u8]], target: Target) -> CmdResult {
         Target::Store(dst) => {
             let mut set = dest.expect("built for a store");
             if set.is_empty() {
-                if s.keyspace.remove(dst) {
+                if s.keyspace.remove_stored(dst) {
                     s.notify_here(notify::GENERIC, "del", dst);
                 }
                 return Ok(Reply::Integer(0));
@@ -667,7 +678,7 @@ fn union_diff_command(s: &mut Server, a: &Args, op: Op, store: bool) -> CmdResul
     }
     let dst = a.bytes(1);
     if result.is_empty() {
-        if s.keyspace.remove(dst) {
+        if s.keyspace.remove_stored(dst) {
             s.notify_here(notify::GENERIC, "del", dst);
         }
         return Ok(Reply::Integer(0));
@@ -689,7 +700,7 @@ fn union_diff(s: &mut Server, keys: &[Vec<u8>], store: bool, op: Op) -> Result<S
     let mut present: Vec<Option<usize>> = Vec::with_capacity(keys.len());
     let mut all_intsets = true;
     for key in keys {
-        match read(s, key)? {
+        match read_source(s, key)? {
             None => present.push(None),
             Some(set) => {
                 all_intsets &= set.is_intset();

@@ -177,7 +177,7 @@ fn lookup_by_pattern(s: &mut Server, pattern: &[u8], subst: &[u8]) -> Option<Vec
     key.extend_from_slice(&pattern[..star]);
     key.extend_from_slice(subst);
     key.extend_from_slice(&pattern[star + 1..postfix_end]);
-    match (s.keyspace.get(&key)?, field) {
+    match (s.keyspace.lookup_read(&key)?, field) {
         (Value::Hash(h), Some(field)) => h
             .pairs()
             .into_iter()
@@ -259,7 +259,8 @@ enum Source {
 fn sort_generic(s: &mut Server, c: &mut Client, a: &Args, readonly: bool) -> CmdResult {
     let mut o = parse_options(a, readonly)?;
     let key = a.bytes(1);
-    let source = match s.keyspace.get(key) {
+    // `lookupKeyRead`, also for SORT ... STORE.
+    let source = match s.keyspace.lookup_read(key) {
         None => Source::Missing,
         Some(Value::List(_)) => Source::List,
         Some(Value::Set(_)) => Source::Set,
@@ -447,7 +448,7 @@ fn sort_generic(s: &mut Server, c: &mut Client, a: &Args, readonly: bool) -> Cmd
         s.keyspace
             .set_value(dst, Value::List(Box::new(stored)), false, reuse);
         s.notify_here(notify::LIST, "sortstore", dst);
-    } else if s.keyspace.remove(dst) {
+    } else if s.keyspace.remove_stored(dst) {
         s.notify_here(notify::GENERIC, "del", dst);
     }
     Ok(Reply::Integer(output_len))

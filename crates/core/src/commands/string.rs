@@ -14,7 +14,7 @@
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::string_args::{self as ext, Kind};
-use super::string_value::{check_length, lookup, read_bytes, store, unshared};
+use super::string_value::{check_length, lookup, lookup_source, read_bytes, store, unshared};
 use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::keyspace::{now_ms, Value};
 use crate::reply::{errors, Reply};
@@ -199,7 +199,7 @@ pub fn digest_hex(bytes: &[u8]) -> String {
 
 /// `getGenericCommand`: the value as a bulk string, nil if missing.
 fn get_reply(s: &mut Server, key: &[u8]) -> CmdResult {
-    Ok(lookup(s, key)?.map_or(Reply::Nil, |v| Reply::bulk(v.bytes())))
+    Ok(lookup_source(s, key)?.map_or(Reply::Nil, |v| Reply::bulk(v.bytes())))
 }
 
 fn get(s: &mut Server, a: &Args) -> CmdResult {
@@ -325,7 +325,7 @@ fn getset(s: &mut Server, a: &Args) -> CmdResult {
 fn getex(s: &mut Server, a: &Args) -> CmdResult {
     let opts = ext::parse(a, 2, Kind::Get)?;
     let key = a.bytes(1);
-    let Some(value) = lookup(s, key)? else {
+    let Some(value) = lookup_source(s, key)? else {
         s.set_dirty(0);
         return Ok(Reply::Nil);
     };

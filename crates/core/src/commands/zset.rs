@@ -258,6 +258,16 @@ pub(super) fn read<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s Zset>
     }
 }
 
+/// [`read`] as `lookupKeyRead` whatever the command (the sources of ZRANGESTORE
+/// and GEOSEARCHSTORE): a missing key is a miss and a `keymiss` event.
+pub(super) fn read_source<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s Zset>, Reply> {
+    match s.keyspace.lookup_read(key) {
+        None => Ok(None),
+        Some(Value::Zset(z)) => Ok(Some(z)),
+        Some(_) => Err(wrongtype()),
+    }
+}
+
 /// Looks up a zset for a command that may change it; WATCH is told separately
 /// ([`touched`]), only when it does.
 fn write<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s mut Zset>, Reply> {
@@ -614,7 +624,7 @@ fn range_generic(
         _ => ParsedRange::Rank(a.int(lo)?, a.int(hi)?),
     };
 
-    let source = read(s, a.bytes(base))?;
+    let source = read_source(s, a.bytes(base))?;
     let (items, size_hint): (Vec<(Vec<u8>, f64)>, usize) = match source {
         None => (Vec::new(), 0),
         Some(zset) => {
@@ -669,7 +679,7 @@ fn select_range(
 /// it, then filled member by member (so a listpack may convert on the way).
 fn store_range(s: &mut Server, dst: &[u8], items: Vec<(Vec<u8>, f64)>, size_hint: usize) -> Reply {
     if items.is_empty() {
-        if s.keyspace.remove(dst) {
+        if s.keyspace.remove_stored(dst) {
             s.notify_here(notify::GENERIC, "del", dst);
         }
         return Reply::Integer(0);

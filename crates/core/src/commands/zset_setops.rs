@@ -345,7 +345,7 @@ fn skiplist_order(x: &(Cow<[u8]>, f64), y: &(Cow<[u8]>, f64)) -> Ordering {
 /// An input key must be missing or hold a sorted set or a set. Looking it up also
 /// applies lazy expiry, as `lookupKeyRead` does.
 fn check_input(s: &mut Server, key: &[u8]) -> Result<(), Reply> {
-    match s.keyspace.get(key) {
+    match s.keyspace.lookup_read(key) {
         None | Some(Value::Zset(_)) | Some(Value::Set(_)) => Ok(()),
         Some(_) => Err(Reply::error(errors::WRONGTYPE)),
     }
@@ -457,7 +457,7 @@ fn store(
     event: &'static str,
 ) -> Reply {
     if items.is_empty() {
-        if s.keyspace.remove(dst) {
+        if s.keyspace.remove_stored(dst) {
             s.notify_here(notify::GENERIC, "del", dst);
         }
         return Reply::Integer(0);

@@ -310,12 +310,13 @@ pub fn pubsub_channels(s: &mut Server, a: &Args) -> CmdResult {
 /// PUBSUB NUMSUB [channel ...]
 pub fn pubsub_numsub(s: &mut Server, a: &Args) -> CmdResult {
     let pairs = (2..a.len())
-        .map(|i| {
+        .flat_map(|i| {
             let n = s.pubsub.channels.get(a.bytes(i)).map_or(0, |l| l.len());
-            (Reply::bulk(a.bytes(i)), Reply::Integer(n as i64))
+            [Reply::bulk(a.bytes(i)), Reply::Integer(n as i64)]
         })
         .collect();
-    Ok(Reply::Map(pairs))
+    // An array of pairs in RESP3 too (`addReplyArrayLen`).
+    Ok(Reply::Array(pairs))
 }
 
 /// PUBSUB SHARDCHANNELS [pattern]
@@ -333,16 +334,17 @@ pub fn pubsub_shardchannels(s: &mut Server, a: &Args) -> CmdResult {
 /// PUBSUB SHARDNUMSUB [shardchannel ...]
 pub fn pubsub_shardnumsub(s: &mut Server, a: &Args) -> CmdResult {
     let pairs = (2..a.len())
-        .map(|i| {
+        .flat_map(|i| {
             let n = s
                 .pubsub
                 .shard_channels
                 .get(a.bytes(i))
                 .map_or(0, |l| l.len());
-            (Reply::bulk(a.bytes(i)), Reply::Integer(n as i64))
+            [Reply::bulk(a.bytes(i)), Reply::Integer(n as i64)]
         })
         .collect();
-    Ok(Reply::Map(pairs))
+    // An array of pairs in RESP3 too (`addReplyArrayLen`).
+    Ok(Reply::Array(pairs))
 }
 
 /// PUBSUB NUMPAT
