@@ -236,7 +236,9 @@ fn bitop(s: &mut Server, a: &Args) -> CmdResult {
     let len = result.len();
     let dest = a.bytes(2);
     let changed = if len > 0 {
+        let replaced = s.overwrite_probe(dest);
         store(s, dest, ArgObject::Raw(Sds::from_vec(result)), false);
+        s.notify_overwritten(dest, replaced);
         s.notify_here(notify::STRING, "set", dest);
         true
     } else {

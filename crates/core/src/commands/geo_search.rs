@@ -20,7 +20,6 @@
 //!    ANY implies ASC.
 
 use super::geo::{lon_lat, unit};
-use super::zset::read;
 use super::{Args, CmdResult, Server};
 use crate::geo::area::{areas_for, Search, Shape};
 use crate::geo::distance::{format_distance, within_radius, within_rectangle};
@@ -482,10 +481,12 @@ fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> CmdResult {
                 })
                 .collect();
             let limits = super::zset::limits(s);
+            let replaced = s.overwrite_probe(&dst);
             s.keyspace.insert(
                 &dst,
                 Value::Zset(Box::new(Zset::from_result(items, &limits))),
             );
+            s.notify_overwritten(&dst, replaced);
             let event = if mode.geosearch {
                 "geosearchstore"
             } else {

@@ -640,7 +640,9 @@ fn intersect(s: &mut Server, keys: &[&[u8]], target: Target) -> CmdResult {
                 set.maybe_to_intset(&limits);
             }
             let len = set.len();
+            let replaced = s.overwrite_probe(dst);
             s.keyspace.insert(dst, Value::Set(set));
+            s.notify_overwritten(dst, replaced);
             s.notify_here(notify::SET, "sinterstore", dst);
             Reply::Integer(len as i64)
         }
@@ -684,7 +686,9 @@ fn union_diff_command(s: &mut Server, a: &Args, op: Op, store: bool) -> CmdResul
         return Ok(Reply::Integer(0));
     }
     let len = result.len();
+    let replaced = s.overwrite_probe(dst);
     s.keyspace.insert(dst, Value::Set(result));
+    s.notify_overwritten(dst, replaced);
     let event = match op {
         Op::Union => "sunionstore",
         Op::Diff => "sdiffstore",

@@ -445,8 +445,10 @@ fn sort_generic(s: &mut Server, c: &mut Client, a: &Args, readonly: bool) -> Cmd
             Some(Value::String(StringValue::Int(v))) => !(0..SHARED_INTEGERS).contains(v),
             Some(_) => true,
         };
+        let replaced = s.overwrite_probe(dst);
         s.keyspace
             .set_value(dst, Value::List(Box::new(stored)), false, reuse);
+        s.notify_overwritten(dst, replaced);
         s.notify_here(notify::LIST, "sortstore", dst);
     } else if s.keyspace.remove_stored(dst) {
         s.notify_here(notify::GENERIC, "del", dst);

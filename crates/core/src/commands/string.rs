@@ -254,7 +254,9 @@ fn set_generic(
         }
     }
     let keep_ttl = opts.has(ext::KEEPTTL) || deadline.is_some();
+    let replaced = s.overwrite_probe(key);
     store(s, key, ArgObject::from_argument(value), keep_ttl);
+    s.notify_overwritten(key, replaced);
     if let Some(at) = deadline {
         s.keyspace.set_expiry(key, Some(at));
     }
@@ -317,7 +319,9 @@ fn timed_set(s: &mut Server, a: &Args, flag: u32, name: &str) -> CmdResult {
 
 fn getset(s: &mut Server, a: &Args) -> CmdResult {
     let old = get_reply(s, a.bytes(1))?;
+    let replaced = s.overwrite_probe(a.bytes(1));
     store(s, a.bytes(1), ArgObject::from_argument(a.bytes(2)), false);
+    s.notify_overwritten(a.bytes(1), replaced);
     s.notify_here(notify::STRING, "set", a.bytes(1));
     Ok(old)
 }
@@ -477,12 +481,14 @@ fn mset_generic(s: &mut Server, a: &Args, nx: bool, name: &str) -> CmdResult {
         return Ok(Reply::Integer(0));
     }
     for i in keys() {
+        let replaced = s.overwrite_probe(a.bytes(i));
         store(
             s,
             a.bytes(i),
             ArgObject::from_argument(a.bytes(i + 1)),
             false,
         );
+        s.notify_overwritten(a.bytes(i), replaced);
         s.notify_here(notify::STRING, "set", a.bytes(i));
     }
     s.set_dirty(keys().count() as u64);
@@ -514,7 +520,9 @@ fn msetex(s: &mut Server, a: &Args) -> CmdResult {
     let keep_ttl = opts.has(ext::KEEPTTL);
     for k in keys() {
         let key = a.bytes(k);
+        let replaced = s.overwrite_probe(key);
         store(s, key, ArgObject::from_argument(a.bytes(k + 1)), keep_ttl);
+        s.notify_overwritten(key, replaced);
         if let Some(at) = deadline.filter(|_| !keep_ttl) {
             s.keyspace.set_expiry(key, Some(at));
             s.notify_here(notify::GENERIC, "expire", key);

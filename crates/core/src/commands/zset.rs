@@ -689,7 +689,9 @@ fn store_range(s: &mut Server, dst: &[u8], items: Vec<(Vec<u8>, f64)>, size_hint
     for (member, score) in &items {
         zset.add(*score, member, AddFlags::default(), &limits);
     }
+    let replaced = s.overwrite_probe(dst);
     s.keyspace.insert(dst, Value::Zset(Box::new(zset)));
+    s.notify_overwritten(dst, replaced);
     s.notify_here(notify::ZSET, "zrangestore", dst);
     Reply::Integer(items.len() as i64)
 }

@@ -463,8 +463,10 @@ fn store(
         return Reply::Integer(0);
     }
     let len = items.len() as i64;
+    let replaced = s.overwrite_probe(dst);
     s.keyspace
         .insert(dst, Value::Zset(Box::new(Zset::from_result(items, limits))));
+    s.notify_overwritten(dst, replaced);
     s.notify_here(notify::ZSET, event, dst);
     Reply::Integer(len)
 }

@@ -449,7 +449,9 @@ impl Server {
         if !client.pending.is_empty() {
             out.extend_from_slice(&client.take_pending());
         }
-        if client.reply_mode.take_turn() {
+        // A push frame (a (P|S)(UN)SUBSCRIBE answer) goes out even under
+        // CLIENT REPLY OFF / SKIP, as Redis's CLIENT_PUSHING does.
+        if client.reply_mode.take_turn() || matches!(reply, Reply::Push(_)) {
             reply.encode(out, client.protocol);
         }
         out.append(&mut client.deferred);

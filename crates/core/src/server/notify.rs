@@ -170,6 +170,32 @@ impl Server {
         }
     }
 
+    /// Before a `setKey`: the type of the live value at `key` in the selected
+    /// database, when `o` or `c` may need it (`None` otherwise, or if absent).
+    pub(crate) fn overwrite_probe(&self, key: &[u8]) -> Option<&'static str> {
+        if self.config.notify_keyspace_events & (OVERWRITTEN | TYPE_CHANGED) == 0 {
+            return None;
+        }
+        if self.keyspace.is_expired(key, crate::keyspace::now_ms()) {
+            return None;
+        }
+        self.keyspace.peek(key).map(|v| v.type_name())
+    }
+
+    /// `setKey` replaced a value of type `old` (from
+    /// [`Server::overwrite_probe`]) at `key`: `overwritten`, and `type_changed`
+    /// when the new value's type differs.
+    pub(crate) fn notify_overwritten(&mut self, key: &[u8], old: Option<&'static str>) {
+        let Some(old) = old else {
+            return;
+        };
+        self.notify_here(OVERWRITTEN, "overwritten", key);
+        let new = self.keyspace.peek(key).map(|v| v.type_name());
+        if new != Some(old) {
+            self.notify_here(TYPE_CHANGED, "type_changed", key);
+        }
+    }
+
     /// After CONFIG SET: every database records the classes now on.
     pub(crate) fn refresh_notify_mask(&mut self) {
         let mask = effective(self.config.notify_keyspace_events);

@@ -67,8 +67,12 @@ impl PubSub {
         self.channels.len()
     }
 
+    /// Distinct patterns (Redis's `pubsub_patterns` dict), for INFO and NUMPAT.
     pub fn pattern_count(&self) -> usize {
-        self.patterns.len()
+        let mut seen: Vec<&Vec<u8>> = self.patterns.iter().map(|(p, _)| p).collect();
+        seen.sort();
+        seen.dedup();
+        seen.len()
     }
 
     /// INFO's `pubsubshard_channels`.
@@ -349,7 +353,7 @@ pub fn pubsub_shardnumsub(s: &mut Server, a: &Args) -> CmdResult {
 
 /// PUBSUB NUMPAT
 pub fn pubsub_numpat(s: &mut Server, _: &Args) -> CmdResult {
-    Ok(Reply::Integer(s.pubsub.patterns.len() as i64))
+    Ok(Reply::Integer(s.pubsub.pattern_count() as i64))
 }
 
 /// MONITOR: from now on the client receives every command the server runs.
