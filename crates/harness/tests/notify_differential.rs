@@ -350,6 +350,8 @@ fn random_streams_notify_like_redis() {
         (3, false, "AKEnm"),
         (4, true, "Eg$lshzx"),
         (5, false, "Kgxn"),
+        (6, false, "KEAoc"),
+        (7, true, "Eocnm$h"),
     ];
     let (mut commands, mut notifications) = (0, 0);
     for &(seed, resp3, flags) in streams {
@@ -455,4 +457,41 @@ fn config_and_sharded_pubsub_answer_like_redis() {
         }
     }
     eprintln!("{compared} config and sharded pub/sub replies identical on core and redis");
+}
+
+/// Keys and hash fields removed by the active expire cycle are notified (the
+/// listener sends what the cycle published), and two subscribers of one pattern
+/// count once in PUBSUB NUMPAT and INFO.
+#[test]
+fn active_expiry_is_notified_like_redis() {
+    let Some(server) = redis_with_debug() else {
+        return;
+    };
+    let core_listener = CoreListener::start(0).expect("core listener");
+    let mut seen = Vec::new();
+    for port in [server.port, core_listener.port()] {
+        let mut cmd = RawRedis::connect(port).unwrap();
+        cmd.call(&argv(&["FLUSHALL"])).unwrap();
+        cmd.call(&argv(&["CONFIG", "SET", "notify-keyspace-events", "Exh"]))
+            .unwrap();
+        let mut sub = Subscriber::connect(port, false);
+        let _twin = Subscriber::connect(port, true);
+        let numpat = cmd.call(&argv(&["PUBSUB", "NUMPAT"])).unwrap();
+        let numsub = cmd.call(&argv(&["PUBSUB", "NUMSUB", "x", "y"])).unwrap();
+        cmd.call(&argv(&["PSETEX", "k", "50", "v"])).unwrap();
+        cmd.call(&argv(&["HSET", "h", "a", "1", "b", "2"])).unwrap();
+        cmd.call(&argv(&["HPEXPIRE", "h", "50", "FIELDS", "1", "a"]))
+            .unwrap();
+        // HPEXPIRE's own event, then what the cycle expired (in either order).
+        let mut frames = vec![sub.frame()];
+        let mut expired = vec![sub.frame(), sub.frame()];
+        expired.sort();
+        frames.extend(expired);
+        cmd.call(&argv(&["CONFIG", "SET", "notify-keyspace-events", ""]))
+            .unwrap();
+        seen.push((numpat, numsub, frames));
+    }
+    assert_eq!(seen[1], seen[0]);
+    assert_eq!(seen[0].0, b":1\r\n");
+    eprintln!("active expiry notified alike: {:?}", seen[0].2.len());
 }

@@ -364,3 +364,85 @@ pub fn monitor(s: &mut Server, c: &mut Client, _: &Args) -> CmdResult {
     }
     Ok(Reply::ok())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::reply::{Protocol, Reply};
+    use crate::server::{ConnectInfo, Server};
+
+    fn argv(words: &[&str]) -> Vec<Vec<u8>> {
+        words.iter().map(|w| w.as_bytes().to_vec()).collect()
+    }
+
+    fn push(words: &[&str], count: i64) -> Vec<u8> {
+        let mut frame: Vec<Reply> = words.iter().map(|w| Reply::bulk(*w)).collect();
+        frame.push(Reply::Integer(count));
+        let mut out = Vec::new();
+        Reply::Push(frame).encode(&mut out, Protocol::Resp3);
+        out
+    }
+
+    #[test]
+    fn subscription_answers_go_out_under_client_reply_off() {
+        let mut s = Server::new();
+        let c = s.connect(ConnectInfo::in_process());
+        let mut out = Vec::new();
+        s.call_into(c, &argv(&["HELLO", "3"]), &mut out);
+        out.clear();
+        s.call_into(c, &argv(&["CLIENT", "REPLY", "OFF"]), &mut out);
+        s.call_into(c, &argv(&["SUBSCRIBE", "a", "b"]), &mut out);
+        s.call_into(c, &argv(&["PING"]), &mut out);
+        let mut want = push(&["subscribe", "a"], 1);
+        want.extend(push(&["subscribe", "b"], 2));
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&want)
+        );
+    }
+
+    #[test]
+    fn shard_channels_count_apart_and_never_match_patterns() {
+        let mut s = Server::new();
+        let sub = s.connect(ConnectInfo::in_process());
+        s.call(sub, &argv(&["PSUBSCRIBE", "*"]));
+        s.call(sub, &argv(&["SUBSCRIBE", "plain"]));
+        assert_eq!(
+            s.call(sub, &argv(&["SSUBSCRIBE", "s1"])),
+            Reply::Push(vec![
+                Reply::bulk("ssubscribe"),
+                Reply::bulk("s1"),
+                Reply::Integer(1)
+            ])
+        );
+        s.client_mut(sub).unwrap().take_pending();
+        assert_eq!(s.cmd(&["SPUBLISH", "s1", "m"]), Reply::Integer(1));
+        assert_eq!(s.cmd(&["SPUBLISH", "plain", "m"]), Reply::Integer(0));
+        assert_eq!(s.cmd(&["PUBLISH", "s1", "m"]), Reply::Integer(1));
+        assert_eq!(
+            s.cmd(&["PUBSUB", "SHARDNUMSUB", "s1", "x"]),
+            Reply::Array(vec![
+                Reply::bulk("s1"),
+                Reply::Integer(1),
+                Reply::bulk("x"),
+                Reply::Integer(0)
+            ])
+        );
+        let mut want = Vec::new();
+        Reply::Push(vec![
+            Reply::bulk("smessage"),
+            Reply::bulk("s1"),
+            Reply::bulk("m"),
+        ])
+        .encode(&mut want, Protocol::Resp2);
+        Reply::Push(vec![
+            Reply::bulk("pmessage"),
+            Reply::bulk("*"),
+            Reply::bulk("s1"),
+            Reply::bulk("m"),
+        ])
+        .encode(&mut want, Protocol::Resp2);
+        assert_eq!(s.client_mut(sub).unwrap().take_pending(), want);
+        s.disconnect(sub);
+        assert_eq!(s.cmd(&["PUBSUB", "SHARDCHANNELS"]), Reply::Array(vec![]));
+    }
+}
