@@ -42,6 +42,12 @@
 //! (GETDEL, SET ... GET, the sources of *STORE) are counted only where the
 //! command uses [`Keyspace::lookup_read`].
 //!
+//! **Keyspace events.** What Redis notifies from inside its database layer
+//! (`new` from `dbAdd`, `expired` from a lazy or active expiry, `keymiss` from
+//! a counted read miss) is recorded here in order, when
+//! `notify-keyspace-events` asks for that class, and published by the server
+//! ([`crate::server::notify`]).
+//!
 //! **Key objects.** Each entry also remembers whether Redis's key object would
 //! carry an expiry slot: Redis 8 keeps the deadline inside the object holding
 //! the key, adds the 8-byte slot when a TTL is first set (or up front for keys of
