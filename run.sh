@@ -1,23 +1,54 @@
 #!/usr/bin/env bash
-# Regenerate the labs of the Redis articles.
-#
-#   ./run.sh list              the lab ids
-#   ./run.sh 05a               run one lab (any unique prefix of its id); extra
-#                              arguments go to the lab (see ./run.sh 05a --help)
-#   ./run.sh all               run every lab, writing out/
-#   ./run.sh check [ids]       regenerate into a temporary directory and compare
-#                              with the committed out/ baselines
-#   ./run.sh test              unit and differential tests, then ./run.sh check
+# Regenerate the labs of the Redis articles. Usage: see usage() below.
 set -euo pipefail
 cd "$(dirname "$0")"
 root="$PWD"
 export REDISLAB_ROOT="$root"
+# Where cargo puts the binaries (CARGO_TARGET_DIR is honoured).
+bin="${CARGO_TARGET_DIR:-$root/target}/release"
 
 lab_ids() { (cd labs && ls -d */ | tr -d / | sort); }
 
+usage() {
+  cat <<'EOF'
+usage: ./run.sh COMMAND
+
+  ./run.sh list              every lab: id, article, section, typical time, title
+  ./run.sh 05a [options]     run one lab (any unique prefix of its id), print its
+                             table and write runs/<id>.txt|json (git-ignored);
+                             options go to the lab: ./run.sh 05a --help
+  ./run.sh all [--bless]     every lab, writing runs/ (out/ with --bless)
+  ./run.sh bless [ids]       regenerate labs (all without ids), print which rows
+                             changed, and make them the committed baselines in out/
+  ./run.sh check [ids]       regenerate into a temporary directory and compare
+                             with the committed baselines in out/
+  ./run.sh report [--from DIR] [--out DIR]
+                             the HTML report (runs/report/index.html) from the
+                             JSON in out/, with your runs in runs/ preferred
+  ./run.sh test              unit, differential and report tests, then check
+EOF
+}
+
+# `./run.sh list`: the catalogue (labs/catalog.tsv) as a table.
+list_labs() {
+  awk -F'\t' 'BEGIN { printf "%-19s %-7s %-9s %6s  %s\n", "id", "article", "section", "time", "title" }
+    /^#/ { next }
+    { t = $4 >= 60 ? sprintf("%dm%02ds", $4 / 60, $4 % 60) : $4 "s";
+      printf "%-19s %-7s %-9s %6s  %s\n", $1, $2, $3, t, $5 }' labs/catalog.tsv
+}
+
+# The catalogue lines of the given ids (for an ambiguous prefix).
+list_some() {
+  local id
+  for id in "$@"; do
+    awk -F'\t' -v id="$id" '$1 == id { printf "  %-19s %s\n", $1, $5 }' labs/catalog.tsv
+  done
+}
+
 usage_ids() {
-  echo "valid lab ids:" >&2
-  lab_ids | sed 's/^/  /' >&2
+  echo "valid lab ids (./run.sh list):" >&2
+  # shellcheck disable=SC2046
+  list_some $(lab_ids) >&2
 }
 
 # Prints the one lab id that `$1` names (exact id or unique prefix).
@@ -30,10 +61,11 @@ resolve() {
   if [ "${#matches[@]}" -eq 1 ]; then echo "${matches[0]}"; return 0; fi
   if [ "${#matches[@]}" -eq 0 ]; then
     echo "run.sh: no lab matches '$want'" >&2
+    usage_ids
   else
-    echo "run.sh: '$want' is ambiguous: ${matches[*]}" >&2
+    echo "run.sh: '$want' matches ${#matches[@]} labs; give more of the id:" >&2
+    list_some "${matches[@]}" >&2
   fi
-  usage_ids
   return 2
 }
 
@@ -51,13 +83,52 @@ provision() {
   export REDISLAB_REDIS_BIN REDISLAB_PG_BIN
 }
 
+# Runs labs one after the other; the status is the last failing lab's own (clap's
+# 2 for a bad option, 1 for a failed run, 130 for an interrupt).
 run_labs() {
-  local failed=0
+  local status=0 rc
   for id in "$@"; do
-    echo "=== $id" >&2
-    "target/release/lab-$id" "${lab_args[@]}" || { echo "run.sh: lab $id failed" >&2; failed=1; }
+    [ "$#" -gt 1 ] && echo "=== $id" >&2
+    rc=0
+    "$bin/lab-$id" "${lab_args[@]}" || rc=$?
+    if [ "$rc" -ne 0 ]; then
+      echo "run.sh: lab $id failed (exit $rc)" >&2
+      status=$rc
+      [ "$rc" -eq 130 ] && break
+    fi
   done
-  return "$failed"
+  return "$status"
+}
+
+# Regenerates labs into a temporary directory; then, for those that ran, prints
+# which rows changed and copies them over the baselines in out/.
+bless() {
+  local ids=("$@") fresh status=0 ok=()
+  [ "${#ids[@]}" -gt 0 ] || mapfile -t ids < <(lab_ids)
+  provision
+  build "${ids[@]}"
+  fresh="$(mktemp -d)"
+  for id in "${ids[@]}"; do
+    echo "=== bless $id" >&2
+    if "$bin/lab-$id" --out "$fresh" "${lab_args[@]}" >"$fresh/$id.log" 2>&1; then
+      ok+=("$id")
+    else
+      cat "$fresh/$id.log" >&2
+      echo "run.sh: lab $id failed; its baseline is left as it was" >&2
+      status=1
+    fi
+  done
+  if [ "${#ok[@]}" -gt 0 ]; then
+    "$bin"/labcheck --baseline out --fresh "$fresh" --bless "${ok[@]}" || status=1
+  fi
+  rm -rf "$fresh"
+  return "$status"
+}
+
+report() {
+  echo "run.sh: building the report (cargo build --release -p redislab-site) ..." >&2
+  cargo build --release -q -p redislab-site
+  "$bin"/labreport "$@"
 }
 
 check() {
@@ -68,18 +139,20 @@ check() {
   fresh="$(mktemp -d)"
   for id in "${ids[@]}"; do
     echo "=== check $id" >&2
-    if ! "target/release/lab-$id" --out "$fresh" >"$fresh/$id.log" 2>&1; then
+    if ! "$bin/lab-$id" --out "$fresh" >"$fresh/$id.log" 2>&1; then
       cat "$fresh/$id.log" >&2
       echo "run.sh: lab $id failed" >&2
     fi
   done
-  target/release/labcheck --baseline out --fresh "$fresh" "${ids[@]}" || status=$?
+  "$bin"/labcheck --baseline out --fresh "$fresh" "${ids[@]}" || status=$?
   rm -rf "$fresh"
   return "$status"
 }
 
 run_tests() {
   provision
+  # The report's browser test needs Chromium (and lab 05k gdb): Debian packages.
+  scripts/get-chromium.sh >/dev/null
   # Tests that compare the core with a real Redis must not skip here.
   export REDISLAB_REQUIRE_SERVERS=1
   # The interrupt tests run the lab binaries themselves: build them first.
@@ -97,17 +170,29 @@ cmd="${1:-}"
 [ $# -gt 0 ] && shift
 lab_args=("$@")
 case "$cmd" in
-  ""|-h|--help|help)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
-    usage_ids
-    ;;
-  list) lab_ids ;;
+  ""|-h|--help|help) usage ;;
+  list) list_labs ;;
   all)
     mapfile -t ids < <(lab_ids)
-    provision
-    build "${ids[@]}"
-    run_labs "${ids[@]}"
+    if [ "${1:-}" = "--bless" ]; then
+      lab_args=("${@:2}")
+      bless "${ids[@]}"
+    else
+      provision
+      build "${ids[@]}"
+      run_labs "${ids[@]}"
+    fi
     ;;
+  bless)
+    ids=()
+    for want in "$@"; do
+      id="$(resolve "$want")" || exit 2
+      ids+=("$id")
+    done
+    lab_args=()
+    bless "${ids[@]}"
+    ;;
+  report) report "$@" ;;
   check)
     ids=()
     for want in "$@"; do

@@ -140,8 +140,12 @@ struct Entry {
     touched_by: u32,
 }
 
-/// Wall-clock time in Unix milliseconds, the clock Redis uses for expiry.
+/// Wall-clock time in Unix milliseconds, the clock Redis uses for expiry
+/// (frozen at its start while a script runs: [`crate::scripting::clock`]).
 pub fn now_ms() -> i64 {
+    if let Some(ms) = crate::scripting::clock::frozen_ms() {
+        return ms;
+    }
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)

@@ -2,15 +2,18 @@
 //!
 //! * exact rows: every backend's value must equal the baseline's, and core must
 //!   equal redis (unless the row says they are expected to differ);
-//! * measured rows: fresh/baseline within the row's band, or not compared;
-//! * random rows: each value must be a number within the row's bounds.
+//! * a row with a band (measured rows whose figure is a ratio inside one run):
+//!   every backend's fresh/baseline number within `[1/band, band]`;
+//! * a row with bounds: every backend's number within them;
+//! * measured rows without a band are reported, never failed: a timing never
+//!   fails a check on noise alone.
 //!
-//! A row is never failed on timing noise alone: measured rows without a band are
-//! only reported.
+//! Numbers are the cells' `value` (older baselines: the number their text starts
+//! with).
 
 use std::path::Path;
 
-use crate::report::{Kind, Report, Row};
+use crate::report::{Cell, Kind, Report, Row, BACKENDS};
 
 /// One reason a lab does not match its baseline.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,8 +28,6 @@ impl std::fmt::Display for Failure {
         write!(f, "{} / {}: {}", self.lab, self.row, self.reason)
     }
 }
-
-const BACKENDS: [&str; 3] = ["redis", "core", "pg"];
 
 /// Compares one lab's fresh report with its baseline.
 pub fn compare(baseline: &Report, fresh: &Report) -> Vec<Failure> {
@@ -58,51 +59,46 @@ pub fn compare(baseline: &Report, fresh: &Report) -> Vec<Failure> {
 
 fn compare_row(base: &Row, new: &Row) -> Vec<String> {
     let mut reasons = Vec::new();
-    match base.kind {
-        Kind::Exact => {
-            for b in BACKENDS {
-                if base.value(b) != new.value(b) {
+    if base.kind == Kind::Exact {
+        for b in BACKENDS {
+            if base.text(b) != new.text(b) {
+                reasons.push(format!(
+                    "{b} gave {} where the baseline has {}",
+                    shown(new.text(b)),
+                    shown(base.text(b))
+                ));
+            }
+        }
+        if base.core_matches_redis {
+            if let (Some(c), Some(r)) = (new.text("core"), new.text("redis")) {
+                if c != r {
+                    reasons.push(format!("core gave {c:?} but redis gave {r:?}"));
+                }
+            }
+        }
+        return reasons;
+    }
+    if let Some(band) = base.band {
+        for b in BACKENDS {
+            if let (Some(old), Some(now)) = (number(base.value(b)), number(new.value(b))) {
+                if old > 0.0 && now > 0.0 && (now / old > band || old / now > band) {
                     reasons.push(format!(
-                        "{b} gave {} where the baseline has {}",
-                        shown(new.value(b)),
-                        shown(base.value(b))
+                        "{b} measured {now} vs baseline {old}: outside ×{band}"
                     ));
                 }
             }
-            if base.core_matches_redis {
-                if let (Some(c), Some(r)) = (&new.core, &new.redis) {
-                    if c != r {
-                        reasons.push(format!("core gave {c:?} but redis gave {r:?}"));
-                    }
-                }
-            }
         }
-        Kind::Measured => {
-            if let Some(band) = base.band {
-                for b in BACKENDS {
-                    if let (Some(old), Some(now)) = (number(base.value(b)), number(new.value(b))) {
-                        if old > 0.0 && now > 0.0 && (now / old > band || old / now > band) {
-                            reasons.push(format!(
-                                "{b} measured {now} vs baseline {old}: outside ×{band}"
-                            ));
-                        }
-                    }
-                }
-            }
-        }
-        Kind::Random => {
-            if let Some(bounds) = base.bounds {
-                for b in BACKENDS {
-                    if let Some(text) = new.value(b) {
-                        match number(Some(text)) {
-                            Some(v) if v >= bounds.min && v <= bounds.max => {}
-                            Some(v) => reasons.push(format!(
-                                "{b} gave {v}, outside [{}, {}]",
-                                bounds.min, bounds.max
-                            )),
-                            None => reasons.push(format!("{b} gave {text:?}, not a number")),
-                        }
-                    }
+    }
+    if let Some(bounds) = base.bounds {
+        for b in BACKENDS {
+            if let Some(cell) = new.value(b) {
+                match number(Some(cell)) {
+                    Some(v) if v >= bounds.min && v <= bounds.max => {}
+                    Some(v) => reasons.push(format!(
+                        "{b} gave {v}, outside [{}, {}]",
+                        bounds.min, bounds.max
+                    )),
+                    None => reasons.push(format!("{b} gave {:?}, not a number", cell.text)),
                 }
             }
         }
@@ -110,13 +106,19 @@ fn compare_row(base: &Row, new: &Row) -> Vec<String> {
     reasons
 }
 
-fn shown(v: Option<&String>) -> String {
+fn shown(v: Option<&str>) -> String {
     v.map_or("nothing".into(), |s| format!("{s:?}"))
 }
 
-/// The leading number of a cell ("1,234 µs" → 1234).
-fn number(v: Option<&String>) -> Option<f64> {
-    let text: String = v?
+/// A cell's number: its `value` (or median), else the number its text starts
+/// with ("1,234 µs" → 1234), as baselines written before cells had numbers.
+fn number(cell: Option<&Cell>) -> Option<f64> {
+    let cell = cell?;
+    if let Some(v) = cell.number() {
+        return Some(v);
+    }
+    let text: String = cell
+        .text
         .chars()
         .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | ',' | 'e' | '+'))
         .collect();
@@ -170,6 +172,71 @@ pub fn compare_dirs(
     (failures, notes)
 }
 
+/// `./run.sh bless`: lists what changed between `baseline_dir/<lab>.json` and the
+/// fresh report (rows added, removed, and each backend value whose text changed),
+/// then copies the fresh `.json` and `.txt` over the baseline. A fresh report with
+/// no backend values at all is refused.
+pub fn bless(baseline_dir: &Path, fresh_dir: &Path, lab: &str) -> Result<Vec<String>, String> {
+    let fresh_path = fresh_dir.join(format!("{lab}.json"));
+    let fresh = Report::read(&fresh_path)?;
+    if !fresh
+        .rows
+        .iter()
+        .any(|r| BACKENDS.iter().any(|b| r.value(b).is_some()))
+    {
+        return Err("the fresh report has no backend values; not blessed".into());
+    }
+    let mut lines = Vec::new();
+    match Report::read(&baseline_dir.join(format!("{lab}.json"))) {
+        Err(_) => lines.push(format!("{lab}: new baseline ({} rows)", fresh.rows.len())),
+        Ok(old) => {
+            let mut changed = 0;
+            for new in &fresh.rows {
+                let Some(base) = old.find(&new.key) else {
+                    lines.push(format!("  + {}: new row", new.key));
+                    changed += 1;
+                    continue;
+                };
+                for b in BACKENDS {
+                    if base.text(b) != new.text(b) {
+                        lines.push(format!(
+                            "  ~ {} [{b}, {}]: {} -> {}",
+                            new.key,
+                            kind_word(new.kind),
+                            shown(base.text(b)),
+                            shown(new.text(b))
+                        ));
+                        changed += 1;
+                    }
+                }
+            }
+            for base in &old.rows {
+                if fresh.find(&base.key).is_none() {
+                    lines.push(format!("  - {}: row removed", base.key));
+                    changed += 1;
+                }
+            }
+            lines.insert(0, format!("{lab}: {changed} change(s)"));
+        }
+    }
+    std::fs::create_dir_all(baseline_dir)
+        .map_err(|e| format!("cannot create {}: {e}", baseline_dir.display()))?;
+    for ext in ["json", "txt"] {
+        let from = fresh_dir.join(format!("{lab}.{ext}"));
+        let to = baseline_dir.join(format!("{lab}.{ext}"));
+        std::fs::copy(&from, &to).map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
+    }
+    Ok(lines)
+}
+
+fn kind_word(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Exact => "exact",
+        Kind::Measured => "measured",
+        Kind::Random => "random",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,13 +252,13 @@ mod tests {
             "ZRANGE lb 0 -1 REV WITHSCORES",
             "zed 100 amy 100",
         );
-        row.redis = Some("zed 100 amy 100".into());
-        row.core = Some("zed 100 amy 100".into());
+        row.redis = Some(Cell::text("zed 100 amy 100"));
+        row.core = Some(Cell::text("zed 100 amy 100"));
         let row = r.row("lat", "latency µs", Kind::Measured, None);
-        row.redis = Some("20".into());
+        row.redis = Some(Cell::text("20"));
         row.band = Some(3.0);
         let row = r.row("runs", "naive runs", Kind::Random, Some("8927"));
-        row.redis = Some("5000".into());
+        row.redis = Some(Cell::text("5000"));
         row.bounds = Some(Bounds {
             min: 1001.0,
             max: 11000.0,
@@ -208,7 +275,7 @@ mod tests {
     fn a_changed_exact_value_in_the_baseline_fails_and_names_lab_and_row() {
         let fresh = report();
         let mut baseline = report();
-        baseline.rows[0].redis = Some("amy 100 zed 100".into());
+        baseline.rows[0].redis = Some(Cell::text("amy 100 zed 100"));
         let failures = compare(&baseline, &fresh);
         assert_eq!(failures.len(), 1);
         assert_eq!(failures[0].lab, "05a-order");
@@ -220,12 +287,12 @@ mod tests {
     fn core_disagreeing_with_redis_fails_unless_expected() {
         let baseline = report();
         let mut fresh = report();
-        fresh.rows[0].core = Some("amy 100 zed 100".into());
+        fresh.rows[0].core = Some(Cell::text("amy 100 zed 100"));
         let failures = compare(&baseline, &fresh);
         assert!(failures.iter().any(|f| f.reason.starts_with("core gave")));
         let mut lenient = report();
         lenient.rows[0].core_matches_redis = false;
-        lenient.rows[0].core = Some("amy 100 zed 100".into());
+        lenient.rows[0].core = Some(Cell::text("amy 100 zed 100"));
         assert!(compare(&lenient, &lenient).is_empty());
     }
 
@@ -233,12 +300,12 @@ mod tests {
     fn measured_rows_use_their_band_and_random_rows_their_bounds() {
         let baseline = report();
         let mut fresh = report();
-        fresh.rows[1].redis = Some("50".into());
-        fresh.rows[2].redis = Some("1500".into());
+        fresh.rows[1].redis = Some(Cell::text("50"));
+        fresh.rows[2].redis = Some(Cell::text("1500"));
         let failures = compare(&baseline, &fresh);
         assert!(failures.is_empty(), "{failures:?}");
-        fresh.rows[1].redis = Some("70".into());
-        fresh.rows[2].redis = Some("1000".into());
+        fresh.rows[1].redis = Some(Cell::text("70"));
+        fresh.rows[2].redis = Some(Cell::text("1000"));
         let failures = compare(&baseline, &fresh);
         assert_eq!(failures.len(), 2, "{failures:?}");
     }

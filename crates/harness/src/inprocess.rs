@@ -51,7 +51,14 @@ pub fn user_of(n: usize) -> u32 {
 /// `ZADD key points member` for every user from `first_id` on, one command each
 /// (as the pipelined loader sends them to a server).
 pub fn load(server: &mut Server, key: &str, points: &[u32], first_id: u32) -> Result<(), String> {
+    let phase = crate::progress::Phase::new(
+        format!("core in process: ZADD {key}"),
+        Some(points.len() as u64),
+    );
     for (i, p) in points.iter().enumerate() {
+        if i % 10_000 == 0 {
+            phase.inc(10_000.min((points.len() - i) as u64));
+        }
         let argv = vec![
             b"ZADD".to_vec(),
             key.as_bytes().to_vec(),
@@ -75,6 +82,19 @@ pub struct NsTiming {
     pub mean_ns: f64,
 }
 
+impl NsTiming {
+    /// The report cell: the `Display` text; `median`, `p99` (ns), `n`, and the
+    /// mean as an extra.
+    pub fn cell(&self) -> crate::report::Cell {
+        let mut cell =
+            crate::report::Cell::num(self.median_ns as f64, "ns").with_text(self.to_string());
+        cell.median = Some(self.median_ns as f64);
+        cell.p99 = Some(self.p99_ns as f64);
+        cell.n = Some(self.calls);
+        cell.with("mean", self.mean_ns, "ns")
+    }
+}
+
 impl fmt::Display for NsTiming {
     /// `median 412 ns, p99 1,020 ns (n=100000)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -92,12 +112,23 @@ impl fmt::Display for NsTiming {
 /// on its own (the clock read, ~20–30 ns, is inside every figure; see
 /// [`clock_floor`]).
 pub fn measure_ns(warmup: usize, calls: usize, mut f: impl FnMut(usize)) -> NsTiming {
+    // Progress is counted outside the timed call, every 4096 calls.
+    let phase = crate::progress::Phase::new(
+        format!("core in process: {warmup} warm-up + {calls} timed calls"),
+        Some((warmup + calls) as u64),
+    );
     for i in 0..warmup {
+        if i % 4096 == 0 {
+            phase.inc(4096.min((warmup - i) as u64));
+        }
         f(i);
     }
     let mut hist =
         Histogram::<u64>::new_with_bounds(1, 600_000_000_000, 3).expect("valid histogram bounds");
     for i in 0..calls {
+        if i % 4096 == 0 {
+            phase.inc(4096.min((calls - i) as u64));
+        }
         let start = Instant::now();
         f(i);
         let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);

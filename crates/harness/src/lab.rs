@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 use redislab_listener::CoreListener;
 
 use crate::backend::{Kv, Pg};
@@ -24,21 +24,26 @@ use crate::servers::postgres::{self as pgsrv, PgServer};
 use crate::servers::redis::{self as redissrv, RedisServer};
 use crate::shutdown;
 
-/// What a lab is, for its report header.
+/// What a lab is. Its title, article, section and what it shows come from
+/// `labs/catalog.tsv` ([`crate::catalog`]).
 pub struct LabInfo {
     /// The lab id, e.g. `05a-order`.
     pub id: &'static str,
-    pub title: &'static str,
-    /// Where in the articles the experiment comes from.
-    pub source: &'static str,
     /// Whether the lab has a PostgreSQL counterpart.
     pub uses_pg: bool,
 }
 
+/// What `--help` adds under a lab's options.
+const AFTER_HELP: &str = "\
+Output: runs/<id>.txt and runs/<id>.json (git-ignored scratch); the committed
+baselines in out/ change only with `./run.sh bless <id>`.
+Exit status: 0 done, 1 the lab or a server failed, 2 bad options, 130 interrupted.";
+
 #[derive(Parser, Debug)]
-#[command(about = "Run one lab against the core, a real Redis and a real PostgreSQL")]
+#[command(after_help = AFTER_HELP)]
 pub struct Options {
-    /// Directory for <id>.txt and <id>.json (default: the repository's out/).
+    /// Directory for <id>.txt and <id>.json (default: runs/ in the repository,
+    /// git-ignored; `./run.sh bless` writes the baselines in out/).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Use this Redis instead of starting one. The lab works under its own key prefix
@@ -67,8 +72,17 @@ pub struct Options {
     /// Print the table but do not write files.
     #[arg(long)]
     pub dry_run: bool,
-    /// Keep the servers up this many milliseconds after the steps (to try Ctrl-C
-    /// or inspect them with redis-cli).
+    /// Print every command the lab sends to the core and to Redis, and every
+    /// reply, in redis-cli syntax (on stderr; timings are then meaningless).
+    /// Commands the core runs in process (05c's ns figures, 05k's dump) are not
+    /// on a socket and are not shown.
+    #[arg(long)]
+    pub trace: bool,
+    /// After the lab, keep the servers it started up, with its data, and print how
+    /// to reach them (redis-cli -p PORT, psql ...); Enter (or Ctrl-C) stops them.
+    #[arg(long)]
+    pub hold: bool,
+    /// Keep the servers up this many milliseconds after the steps (for tests).
     #[arg(long, default_value_t = 0, hide = true)]
     pub hold_ms: u64,
 }
@@ -81,6 +95,11 @@ pub struct Ctx {
     pub report: Report,
     pub seed: u64,
     pub scale: f64,
+    /// The pid of the redis-server this run started (None with `--redis-url` or
+    /// `--no-redis`): for a lab that reads the server's memory (05k, with gdb).
+    /// Servers the harness starts allow `DEBUG` from loopback
+    /// (`enable-debug-command local`), as Redis's own test suite runs them.
+    pub redis_pid: Option<u32>,
     /// A Redis Cluster, only for labs that ask for one ([`Ctx::start_cluster`]).
     cluster: Option<ClusterKv>,
     /// `--no-redis`: no real Redis of any kind, so no cluster either.
@@ -124,6 +143,7 @@ impl Ctx {
             .flatten()
         {
             let mut rec = Recorder::new(kv.name);
+            let _phase = crate::progress::Phase::new(format!("{}: the lab's steps", kv.name), None);
             step(kv, &mut rec)?;
             self.report.merge(rec)?;
         }
@@ -137,6 +157,7 @@ impl Ctx {
     ) -> Result<(), String> {
         if let Some(pg) = self.pg.as_mut() {
             let mut rec = Recorder::new("pg");
+            let _phase = crate::progress::Phase::new("pg: the lab's steps", None);
             step(pg, &mut rec)?;
             self.report.merge(rec)?;
         }
@@ -153,12 +174,43 @@ struct Started {
     _core: Option<CoreListener>,
     _redis: Option<RedisServer>,
     _pg: Option<PgServer>,
+    /// `--trace`: the proxies in front of the core and Redis.
+    _proxies: Vec<crate::trace::TraceProxy>,
+}
+
+/// With `--trace`, the URL of a proxy that prints what passes to `url`
+/// (credentials and database of `url` kept); else `url`.
+fn traced(
+    opts: &Options,
+    started: &mut Started,
+    name: &'static str,
+    url: String,
+) -> Result<String, String> {
+    if !opts.trace {
+        return Ok(url);
+    }
+    let upstream =
+        crate::trace::host_port(&url).ok_or_else(|| format!("--trace: no host:port in {url}"))?;
+    let proxy = crate::trace::TraceProxy::start(name, upstream.clone())?;
+    let via = crate::trace::host_port(&proxy.url()).expect("proxy url");
+    started._proxies.push(proxy);
+    Ok(url.replacen(&upstream, &via, 1))
 }
 
 /// Parses the command line, runs `body`, writes the report. Every lab's `main` is a
 /// call to this.
 pub fn run(info: LabInfo, body: impl FnOnce(&mut Ctx) -> Result<(), String>) -> ExitCode {
-    let opts = Options::parse();
+    let opts = parse_options(&info);
+    if opts.no_core && opts.no_redis && (opts.no_pg || !info.uses_pg) {
+        // Nothing would run: a table of empty rows is not a result.
+        let _ = lab_command(&info)
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "every backend is switched off (--no-core, --no-redis and, for a lab with a PostgreSQL counterpart, --no-pg): nothing would run",
+            )
+            .print();
+        return ExitCode::from(2);
+    }
     match run_with(&info, &opts, body) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -166,6 +218,29 @@ pub fn run(info: LabInfo, body: impl FnOnce(&mut Ctx) -> Result<(), String>) -> 
             ExitCode::FAILURE
         }
     }
+}
+
+/// Parses the command line; `--help` names the lab, its article and what it shows.
+/// A bad option exits with clap's status 2.
+fn parse_options(info: &LabInfo) -> Options {
+    let matches = lab_command(info).get_matches();
+    Options::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// The lab's command line: [`Options`] with the lab's name, title and help.
+fn lab_command(info: &LabInfo) -> clap::Command {
+    let entry = crate::catalog::entry(info.id);
+    let about = format!("{} — {}", info.id, entry.title);
+    let long_about = format!(
+        "{about}\n\n{}\n\nShows: {}\nTypical duration: about {} s on 2 cores.",
+        entry.source_line(),
+        entry.shows,
+        entry.seconds
+    );
+    Options::command()
+        .name(&*Box::leak(format!("lab-{}", info.id).into_boxed_str()))
+        .about(about)
+        .long_about(long_about)
 }
 
 /// Releases the run's claims if the run unwinds (a panic in a lab's steps).
@@ -191,6 +266,10 @@ pub fn run_with(
     let (outcome, problems) = match start_backends(info, opts) {
         Ok((mut ctx, started)) => {
             let outcome = body(&mut ctx);
+            if opts.hold && outcome.is_ok() {
+                print_and_write(info, opts, &ctx.report)?;
+                hold(info, &started, &ctx);
+            }
             if opts.hold_ms > 0 {
                 eprintln!("{}: holding the servers for {} ms", info.id, opts.hold_ms);
                 std::thread::sleep(std::time::Duration::from_millis(opts.hold_ms));
@@ -223,8 +302,22 @@ pub fn run_with(
         eprintln!("{}: {problem}", info.id);
     }
     let report = outcome?;
+    if !opts.hold {
+        print_and_write(info, opts, &report)?;
+    }
+    if !problems.is_empty() {
+        return Err("the run finished, but its clean-up did not (see above)".into());
+    }
+    Ok(())
+}
 
-    print!("{}", report.to_text());
+/// Prints the table (coloured on a terminal) and writes the report files.
+fn print_and_write(info: &LabInfo, opts: &Options, report: &Report) -> Result<(), String> {
+    if colour_stdout() {
+        print!("{}", report.to_coloured_text());
+    } else {
+        print!("{}", report.to_text());
+    }
     if !opts.dry_run {
         let dir = opts
             .out
@@ -234,20 +327,55 @@ pub fn run_with(
         eprintln!(
             "{}: wrote {}",
             info.id,
-            dir.join(format!("{}.txt", info.id)).display()
+            shown_path(&dir.join(format!("{}.txt", info.id)))
         );
-    }
-    if !problems.is_empty() {
-        return Err("the run finished, but its clean-up did not (see above)".into());
     }
     Ok(())
 }
 
+/// `--hold`: says how to reach the servers this run started (with the lab's data
+/// still in them) and waits for Enter (or end of input, or Ctrl-C).
+fn hold(info: &LabInfo, started: &Started, ctx: &Ctx) {
+    let id = info.id;
+    eprintln!("{id}: holding the servers; the lab's data is still in them:");
+    let port = |url: &str| {
+        url.rsplit(':')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('/')
+            .to_string()
+    };
+    if let Some(core) = &started._core {
+        eprintln!("  core   redis-cli -p {}", port(&core.url()));
+    }
+    if let Some(redis) = &started._redis {
+        eprintln!("  redis  redis-cli -p {}", port(&redis.url()));
+    } else if let Some(kv) = &ctx.redis {
+        eprintln!("  redis  {} (yours; keys under redislab:{id}:)", kv.url());
+    }
+    if let Some(pg) = &started._pg {
+        eprintln!(
+            "  pg     psql '{}' (schema redislab_{})",
+            pg.url(),
+            id.replace('-', "_")
+        );
+    }
+    if let Some(cluster) = &ctx.cluster {
+        eprintln!("  redis cluster  {}", cluster.server().urls().join(" "));
+    }
+    eprintln!("{id}: press Enter to stop them (the lab then cleans up as usual)");
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
+}
+
 fn start_backends(info: &LabInfo, opts: &Options) -> Result<(Ctx, Started), String> {
+    let entry = crate::catalog::entry(info.id);
     let mut report = Report {
         lab: info.id.into(),
-        title: info.title.into(),
-        source: info.source.into(),
+        title: entry.title.clone(),
+        source: entry.source_line(),
+        article: Some(entry.article.clone()),
+        section: entry.section.clone(),
         ..Default::default()
     };
     report.params.insert("seed".into(), opts.seed.to_string());
@@ -258,6 +386,7 @@ fn start_backends(info: &LabInfo, opts: &Options) -> Result<(Ctx, Started), Stri
         _core: None,
         _redis: None,
         _pg: None,
+        _proxies: Vec::new(),
     };
     let prefix = format!("redislab:{}:", info.id);
 
@@ -266,7 +395,8 @@ fn start_backends(info: &LabInfo, opts: &Options) -> Result<(Ctx, Started), Stri
     } else {
         let listener =
             CoreListener::start(0).map_err(|e| format!("cannot start the core's listener: {e}"))?;
-        let kv = Kv::connect("core", &listener.url(), "")?;
+        let url = traced(opts, &mut started, "core", listener.url())?;
+        let kv = Kv::connect("core", &url, "")?;
         started._core = Some(listener);
         Some(kv)
     };
@@ -274,11 +404,13 @@ fn start_backends(info: &LabInfo, opts: &Options) -> Result<(Ctx, Started), Stri
     let redis = if opts.no_redis {
         None
     } else if let Some(url) = &opts.redis_url {
-        Some(Kv::connect("redis", url, &prefix)?)
+        let url = traced(opts, &mut started, "redis", url.clone())?;
+        Some(Kv::connect("redis", &url, &prefix)?)
     } else {
         let bin = redissrv::binaries()?;
-        let server = RedisServer::start(&bin, &[])?;
-        let kv = Kv::connect("redis", &server.url(), "")?;
+        let server = RedisServer::start(&bin, &["--enable-debug-command", "local"])?;
+        let url = traced(opts, &mut started, "redis", server.url())?;
+        let kv = Kv::connect("redis", &url, "")?;
         started._redis = Some(server);
         Some(kv)
     };
@@ -311,8 +443,24 @@ fn start_backends(info: &LabInfo, opts: &Options) -> Result<(Ctx, Started), Stri
         report,
         seed: opts.seed,
         scale: opts.scale,
+        redis_pid: started._redis.as_ref().map(RedisServer::pid),
         cluster: None,
         no_redis: opts.no_redis,
     };
     Ok((ctx, started))
+}
+
+/// Colour only on a terminal, and never when `NO_COLOR` is set (no-color.org).
+fn colour_stdout() -> bool {
+    use std::io::IsTerminal;
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
+}
+
+/// `path` relative to the repository when it is inside it (`runs/05a-order.txt`).
+fn shown_path(path: &std::path::Path) -> String {
+    let root = crate::paths::repo_root();
+    path.strip_prefix(&root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }

@@ -10,30 +10,41 @@
 //!   it and exits with 130;
 //! * [`cluster`]: a lab's handle on a real Redis Cluster ([`ClusterKv`]), started
 //!   only for labs that ask ([`Ctx::start_cluster`]);
-//! * [`report`]: the rows of a lab and their `out/<id>.txt` / `out/<id>.json` form;
+//! * [`report`]: the rows of a lab, their cells (text and numbers) and their
+//!   `out/<id>.txt` / `out/<id>.json` form; [`chart`]: the charts a lab declares;
+//! * [`catalog`]: each lab's article, section, title and typical duration;
+//! * [`fmt`]: numbers formatted one way (separators, units);
 //! * [`check`]: comparison of a fresh run with the committed baselines;
 //! * [`lab`]: the command line every lab binary shares, and the run loop;
 //! * [`timing`]: latency distributions, server-side per-call times, bulk loading;
+//! * [`trace`]: `--trace`, every command and reply in redis-cli syntax;
+//! * [`progress`]: progress bars for phases longer than a second, on a terminal;
 //! * [`jobs`]: who ran which job how often, for the queue labs; worker threads;
 //! * [`inprocess`]: the core timed by calling `Server::execute` directly;
 //! * [`alloc`]: a counting global allocator, for a structure's real heap.
 
 pub mod alloc;
 pub mod backend;
+pub mod catalog;
+pub mod chart;
 pub mod check;
 pub mod claims;
 pub mod cluster;
+pub mod fmt;
 pub mod inprocess;
 pub mod jobs;
 pub mod lab;
 pub mod paths;
+pub mod progress;
 pub mod report;
 pub mod servers;
 pub mod shutdown;
 pub mod testing;
 pub mod timing;
+pub mod trace;
 
 pub use backend::{Kv, Pg};
+pub use chart::{Chart, ChartKind};
 pub use cluster::ClusterKv;
 pub use lab::{run, Ctx, LabInfo};
-pub use report::{Kind, Recorder, Report};
+pub use report::{Cell, Kind, Recorder, Report};

@@ -18,7 +18,14 @@ pub fn scripts_dir() -> PathBuf {
     repo_root().join("scripts")
 }
 
+/// Where a lab writes by default: `runs/` (git-ignored scratch). The committed
+/// baselines are [`baseline_dir`]; only `./run.sh bless` writes there.
 pub fn default_out_dir() -> PathBuf {
+    repo_root().join("runs")
+}
+
+/// The committed baselines, `out/`.
+pub fn baseline_dir() -> PathBuf {
     repo_root().join("out")
 }
 

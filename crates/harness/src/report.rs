@@ -1,15 +1,21 @@
 //! A lab's results: rows with the article's figure and each backend's value, written
 //! as a human table (`out/<id>.txt`) and as JSON (`out/<id>.json`) for tools.
 //!
-//! JSON schema (stable; documented in the README):
-//! `{"lab", "title", "source", "versions": {"redis","postgres","core"}, "params": {..},
-//!   "rows": [{"key", "label", "kind", "article"?, "redis"?, "core"?, "pg"?,
-//!             "core_matches_redis"?, "band"?, "bounds"?, "note"?}]}`
+//! Every backend value is a [`Cell`]: the text a reader sees, and for measured and
+//! random rows the number behind it (`value` + `unit`; for a latency also `median`,
+//! `p99`, `n`, `server_us` and the HDR histogram's `percentiles`), so tools compare
+//! and plot without parsing text. The JSON's shape is `schema/lab-report.schema.json`
+//! (checked against every baseline by a test). A report also carries the charts
+//! the HTML report draws ([`crate::chart`]), as references to its rows.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+
+use crate::catalog::Article;
+use crate::chart::Chart;
+use crate::fmt;
 
 /// How a row is compared with its baseline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +38,281 @@ pub struct Bounds {
     pub max: f64,
 }
 
+/// A number with its unit, e.g. a rate beside a duration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Quantity {
+    pub value: f64,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub unit: String,
+}
+
+/// What one backend gave for one row.
+///
+/// `text` is what the table shows. For an exact row it is the reply itself; for a
+/// measured or random row it is the display form of `value` (+ `unit`), and every
+/// number in it is also a field here. A server's error is its own text with
+/// `error: true`; a step the lab did not run says so with `skipped: true`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "CellRepr")]
+pub struct Cell {
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub unit: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub error: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub skipped: bool,
+    /// Latency: the median, in `unit` (µs unless the cell says otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99: Option<f64>,
+    /// How many measured calls (or runs) the figure rests on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n: Option<u64>,
+    /// Redis's own time per call (`INFO commandstats`), µs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_us: Option<f64>,
+    /// `[percentile, value]` pairs of the HDR histogram (percentile 0–100).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub percentiles: Vec<[f64; 2]>,
+    /// Other numbers of the same measurement, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, Quantity>,
+    /// `[x, y]` points the backend produced (a histogram, a time series).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub points: Vec<[f64; 2]>,
+    /// A structure the backend was read out of (e.g. 05k's skiplist), for drawing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<serde_json::Value>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Reports written before cells had numbers stored a bare string.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum CellRepr {
+    Text(String),
+    Full(Box<CellFields>),
+}
+
+#[derive(Deserialize)]
+struct CellFields {
+    text: String,
+    #[serde(default)]
+    value: Option<f64>,
+    #[serde(default)]
+    unit: String,
+    #[serde(default)]
+    error: bool,
+    #[serde(default)]
+    skipped: bool,
+    #[serde(default)]
+    median: Option<f64>,
+    #[serde(default)]
+    p99: Option<f64>,
+    #[serde(default)]
+    n: Option<u64>,
+    #[serde(default)]
+    server_us: Option<f64>,
+    #[serde(default)]
+    percentiles: Vec<[f64; 2]>,
+    #[serde(default)]
+    extra: BTreeMap<String, Quantity>,
+    #[serde(default)]
+    points: Vec<[f64; 2]>,
+    #[serde(default)]
+    detail: Option<serde_json::Value>,
+}
+
+impl From<CellRepr> for Cell {
+    fn from(r: CellRepr) -> Cell {
+        match r {
+            CellRepr::Text(text) => Cell::text(text),
+            CellRepr::Full(f) => Cell {
+                text: f.text,
+                value: f.value,
+                unit: f.unit,
+                error: f.error,
+                skipped: f.skipped,
+                median: f.median,
+                p99: f.p99,
+                n: f.n,
+                server_us: f.server_us,
+                percentiles: f.percentiles,
+                extra: f.extra,
+                points: f.points,
+                detail: f.detail,
+            },
+        }
+    }
+}
+
+impl Cell {
+    /// A cell that is only text: a reply, an answer.
+    pub fn text(text: impl Into<String>) -> Cell {
+        Cell {
+            text: text.into(),
+            ..Default::default()
+        }
+    }
+
+    /// A number with its unit; the text is [`fmt::quantity`] of it.
+    pub fn num(value: f64, unit: &str) -> Cell {
+        Cell {
+            text: fmt::quantity(value, unit),
+            value: Some(value),
+            unit: unit.into(),
+            ..Default::default()
+        }
+    }
+
+    /// A whole number (a count) with its unit.
+    pub fn count(value: u64, unit: &str) -> Cell {
+        Cell::num(value as f64, unit)
+    }
+
+    /// [`Cell::num`] at `decimals` places.
+    pub fn num_with(value: f64, unit: &str, decimals: usize) -> Cell {
+        Cell {
+            text: fmt::quantity_with(value, unit, decimals),
+            ..Cell::num(value, unit)
+        }
+    }
+
+    /// A server's error (or another backend's refusal), as its own text.
+    pub fn error(text: impl Into<String>) -> Cell {
+        Cell {
+            text: text.into(),
+            error: true,
+            ..Default::default()
+        }
+    }
+
+    /// A step the lab did not run, and why.
+    pub fn skipped(why: impl Into<String>) -> Cell {
+        Cell {
+            text: why.into(),
+            skipped: true,
+            ..Default::default()
+        }
+    }
+
+    /// Replaces the display text (the numbers stay).
+    pub fn with_text(mut self, text: impl Into<String>) -> Cell {
+        self.text = text.into();
+        self
+    }
+
+    /// Adds another number of the same measurement; the text is left as it is.
+    pub fn with(mut self, name: &str, value: f64, unit: &str) -> Cell {
+        self.extra.insert(
+            name.into(),
+            Quantity {
+                value,
+                unit: unit.into(),
+            },
+        );
+        self
+    }
+
+    /// [`Cell::with`], and the number appended to the text: `9.0 s · 111,505 ZADD/s`.
+    pub fn and(self, name: &str, value: f64, unit: &str) -> Cell {
+        let shown = fmt::quantity(value, unit);
+        let mut cell = self.with(name, value, unit);
+        cell.text = format!("{} · {shown}", cell.text);
+        cell
+    }
+
+    /// `[x, y]` points (a histogram, a series over time).
+    pub fn with_points(mut self, points: Vec<[f64; 2]>) -> Cell {
+        self.points = points;
+        self
+    }
+
+    /// A structured read-out, for drawing.
+    pub fn with_detail(mut self, detail: serde_json::Value) -> Cell {
+        self.detail = Some(detail);
+        self
+    }
+
+    /// The number a check or a chart uses: `value`, else the `median`.
+    pub fn number(&self) -> Option<f64> {
+        self.value.or(self.median)
+    }
+
+    /// A named number: `value`, `median`, `p99`, `n`, `server_us`, or an `extra`.
+    pub fn field(&self, name: &str) -> Option<f64> {
+        match name {
+            "value" => self.number(),
+            "median" => self.median,
+            "p99" => self.p99,
+            "n" => self.n.map(|n| n as f64),
+            "server_us" => self.server_us,
+            other => self.extra.get(other).map(|q| q.value),
+        }
+    }
+
+    /// For a measured or random cell a lab filled with text only: the number the
+    /// text starts with (`1,817 (min …)` → 1817) and the word after it as the unit,
+    /// so the JSON still has the number; an error line is marked as one.
+    fn infer_number(&mut self) {
+        if self.value.is_some() || self.median.is_some() || self.error || self.skipped {
+            return;
+        }
+        let t = self.text.trim();
+        if t.starts_with("skipped") {
+            self.skipped = true;
+            return;
+        }
+        let lead: String = t
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | ',' | 'e' | '+'))
+            .collect();
+        match lead.replace(',', "").parse::<f64>() {
+            Ok(v) if !lead.is_empty() => {
+                self.value = Some(v);
+                let rest = t[lead.len()..].trim_start();
+                let unit: String = rest.chars().take_while(|c| !c.is_whitespace()).collect();
+                let unit = unit.trim_end_matches([',', ';', ')']);
+                if matches!(
+                    unit,
+                    "µs" | "ms" | "s" | "ns" | "B" | "B/member" | "B/point" | "ops/s" | "×" | "%"
+                ) {
+                    self.unit = unit.into();
+                } else if let Some(u) = rest.strip_prefix('×') {
+                    let _ = u;
+                    self.unit = "×".into();
+                }
+            }
+            _ => self.error = true,
+        }
+    }
+}
+
+impl From<String> for Cell {
+    fn from(text: String) -> Cell {
+        Cell::text(text)
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(text: &str) -> Cell {
+        Cell::text(text)
+    }
+}
+
+impl From<&String> for Cell {
+    fn from(text: &String) -> Cell {
+        Cell::text(text.clone())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     pub key: String,
@@ -40,19 +321,21 @@ pub struct Row {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub article: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub redis: Option<String>,
+    pub redis: Option<Cell>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub core: Option<String>,
+    pub core: Option<Cell>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub pg: Option<String>,
+    pub pg: Option<Cell>,
     /// For exact rows: whether core and redis must agree (false where the real server
     /// lacks a feature the article uses, e.g. an 8.8 command on 8.6.3).
     #[serde(default = "yes")]
     pub core_matches_redis: bool,
-    /// For measured rows: fresh/baseline must stay within [1/band, band].
+    /// fresh/baseline of every backend's number must stay within [1/band, band].
+    /// Given to measured rows whose figure is a ratio inside one run (core/redis,
+    /// BITOP/SINTERCARD, ...), which does not move with the machine's speed.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub band: Option<f64>,
-    /// For random rows: every backend's value must parse as a number in bounds.
+    /// Every backend's number must lie within these bounds.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub bounds: Option<Bounds>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -63,8 +346,11 @@ fn yes() -> bool {
     true
 }
 
+/// The backends a row has a column for, in the table's order.
+pub const BACKENDS: [&str; 3] = ["redis", "core", "pg"];
+
 impl Row {
-    pub fn value(&self, backend: &str) -> Option<&String> {
+    pub fn value(&self, backend: &str) -> Option<&Cell> {
         match backend {
             "redis" => self.redis.as_ref(),
             "core" => self.core.as_ref(),
@@ -73,7 +359,12 @@ impl Row {
         }
     }
 
-    fn value_mut(&mut self, backend: &str) -> &mut Option<String> {
+    /// The text `backend` gave, if it gave anything.
+    pub fn text(&self, backend: &str) -> Option<&str> {
+        self.value(backend).map(|c| c.text.as_str())
+    }
+
+    fn value_mut(&mut self, backend: &str) -> &mut Option<Cell> {
         match backend {
             "redis" => &mut self.redis,
             "core" => &mut self.core,
@@ -81,13 +372,35 @@ impl Row {
             other => panic!("unknown backend {other}"),
         }
     }
+
+    /// Sets the ratio band (see [`Row::band`]).
+    pub fn band(&mut self, band: f64) -> &mut Row {
+        self.band = Some(band);
+        self
+    }
+
+    /// Sets the bounds (see [`Row::bounds`]).
+    pub fn bounds(&mut self, min: f64, max: f64) -> &mut Row {
+        self.bounds = Some(Bounds { min, max });
+        self
+    }
+
+    pub fn note(&mut self, note: impl Into<String>) -> &mut Row {
+        self.note = Some(note.into());
+        self
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     pub lab: String,
     pub title: String,
+    /// The article, its section, as one line (`article 05 · <title> (<gloss>) · section 3.2`).
     pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub article: Option<Article>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub section: String,
     pub versions: BTreeMap<String, String>,
     #[serde(default)]
     pub params: BTreeMap<String, String>,
@@ -95,12 +408,15 @@ pub struct Report {
     /// Free text printed under the table: what the rows show and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// What the HTML report draws, from the rows above.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub charts: Vec<Chart>,
 }
 
 /// Collects one backend's values; merged into the report when the step ends.
 pub struct Recorder {
     pub backend: &'static str,
-    values: Vec<(String, String)>,
+    values: Vec<(String, Cell)>,
 }
 
 impl Recorder {
@@ -111,7 +427,9 @@ impl Recorder {
         }
     }
 
-    pub fn put(&mut self, key: &str, value: impl Into<String>) {
+    /// Records what this backend gave for row `key`: text (an exact reply), or a
+    /// [`Cell`] with numbers ([`Cell::num`], a [`crate::timing::Timing`], ...).
+    pub fn put(&mut self, key: &str, value: impl Into<Cell>) {
         self.values.push((key.to_string(), value.into()));
     }
 }
@@ -143,6 +461,88 @@ impl Report {
         self.row(key, label, Kind::Exact, Some(article))
     }
 
+    /// A measured row (a timing, a size, a rate); give it a [`Row::band`] when its
+    /// figure is a ratio inside one run.
+    pub fn measured(&mut self, key: &str, label: &str, article: Option<&str>) -> &mut Row {
+        self.row(key, label, Kind::Measured, article)
+    }
+
+    /// A random row (seed- or scheduling-dependent), checked by its [`Row::bounds`].
+    pub fn random(&mut self, key: &str, label: &str, article: Option<&str>) -> &mut Row {
+        self.row(key, label, Kind::Random, article)
+    }
+
+    /// Adds a chart the HTML report draws from this report's rows.
+    pub fn chart(&mut self, chart: Chart) {
+        assert!(
+            self.charts.iter().all(|c| c.id != chart.id),
+            "chart {} declared twice",
+            chart.id
+        );
+        self.charts.push(chart);
+    }
+
+    /// Fills row `dst` with core's number ÷ redis's number in row `src` (both of
+    /// this run), in the core column: `0.80× redis`. A ratio of two backends of one
+    /// run moves little with the machine, so `dst` can carry a [`Row::band`].
+    /// Nothing is written when either backend has no number.
+    pub fn core_over_redis(&mut self, src: &str, dst: &str) {
+        let Some(row) = self.find(src) else {
+            return;
+        };
+        let num = |b: &str| row.value(b).and_then(Cell::number);
+        if let (Some(c), Some(r)) = (num("core"), num("redis")) {
+            if r != 0.0 {
+                let ratio = c / r;
+                let cell = Cell::num(ratio, "×").with_text(format!(
+                    "{} redis ({} / {})",
+                    fmt::quantity(ratio, "×"),
+                    fmt::number(c),
+                    fmt::number(r)
+                ));
+                if let Some(d) = self.rows.iter_mut().find(|x| x.key == dst) {
+                    d.core = Some(cell);
+                }
+            }
+        }
+    }
+
+    /// Fills row `dst` (core column) with the geometric mean of core ÷ redis over
+    /// the numbers of rows `srcs` (e.g. the medians of every timed command): one
+    /// figure for "how much slower or faster is the core here", with its count.
+    pub fn core_over_redis_geomean(&mut self, srcs: &[&str], dst: &str) {
+        let ratios: Vec<f64> = srcs
+            .iter()
+            .filter_map(|k| {
+                let row = self.find(k)?;
+                let c = row.value("core")?.number()?;
+                let r = row.value("redis")?.number()?;
+                (c > 0.0 && r > 0.0).then(|| c / r)
+            })
+            .collect();
+        if ratios.is_empty() {
+            return;
+        }
+        let g = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ratios.iter().copied().fold(0.0, f64::max);
+        let mut cell = Cell::num(g, "×").with_text(format!(
+            "{} redis (geometric mean of {} ratios, {}–{})",
+            fmt::quantity(g, "×"),
+            ratios.len(),
+            fmt::quantity(lo, "×"),
+            fmt::quantity(hi, "×")
+        ));
+        cell.n = Some(ratios.len() as u64);
+        if let Some(d) = self.rows.iter_mut().find(|x| x.key == dst) {
+            d.core = Some(cell.with("min", lo, "×").with("max", hi, "×"));
+        }
+    }
+
+    pub fn find(&self, key: &str) -> Option<&Row> {
+        self.rows.iter().find(|r| r.key == key)
+    }
+
     /// Merges what a backend recorded; a key that was never declared is a lab bug.
     pub fn merge(&mut self, recorder: Recorder) -> Result<(), String> {
         for (key, value) in recorder.values {
@@ -151,6 +551,10 @@ impl Report {
                 .iter_mut()
                 .find(|r| r.key == key)
                 .ok_or_else(|| format!("lab bug: value for undeclared row '{key}'"))?;
+            let mut value = value;
+            if row.kind != Kind::Exact {
+                value.infer_number();
+            }
             *row.value_mut(recorder.backend) = Some(value);
         }
         Ok(())
@@ -179,6 +583,15 @@ impl Report {
     /// The human table: one column per backend that ran, beside the article's
     /// figure, and a verdict column.
     pub fn to_text(&self) -> String {
+        self.render(false)
+    }
+
+    /// [`Report::to_text`] with the verdicts in colour (for a terminal).
+    pub fn to_coloured_text(&self) -> String {
+        self.render(true)
+    }
+
+    fn render(&self, colour: bool) -> String {
         let mut out = String::new();
         out.push_str(&format!("{} — {}\n", self.lab, self.title));
         out.push_str(&format!("source: {}\n", self.source));
@@ -212,7 +625,7 @@ impl Report {
                 row.article.clone().unwrap_or_else(|| "-".into()),
             ];
             for b in &backends {
-                cells.push(row.value(b).cloned().unwrap_or_else(|| "-".into()));
+                cells.push(row.text(b).unwrap_or("-").to_string());
             }
             cells.push(verdict(row));
             table.push(cells);
@@ -225,11 +638,12 @@ impl Report {
             .map(|l| l.chars().count())
             .max()
             .unwrap_or(0);
-        if widest <= MAX_TABLE_WIDTH {
-            out.push_str(&columns);
+        let body = if widest <= MAX_TABLE_WIDTH {
+            columns
         } else {
-            out.push_str(&format_blocks(&table));
-        }
+            format_blocks(&table)
+        };
+        out.push_str(&if colour { paint_verdicts(&body) } else { body });
         if !self.notes.is_empty() {
             out.push('\n');
             for note in &self.notes {
@@ -240,8 +654,23 @@ impl Report {
     }
 }
 
+/// The verdicts a reader must not miss, coloured (red: the core disagrees with
+/// Redis; yellow: the servers disagree with the article; green: all agree).
+fn paint_verdicts(text: &str) -> String {
+    const RESET: &str = "\x1b[0m";
+    let mut out = text.to_string();
+    for (word, style) in [
+        ("CORE ≠ REDIS", "\x1b[1;31m"),
+        ("differs from article", "\x1b[33m"),
+        ("[same]", "\x1b[32m"),
+    ] {
+        out = out.replace(word, &format!("{style}{word}{RESET}"));
+    }
+    out
+}
+
 /// A short word for a reader: do the backends agree with each other and the article?
-fn verdict(row: &Row) -> String {
+pub fn verdict(row: &Row) -> String {
     if row.kind != Kind::Exact {
         return row.kind_name().into();
     }
@@ -249,13 +678,13 @@ fn verdict(row: &Row) -> String {
         return "pg only".into();
     }
     let same_kv = match (&row.core, &row.redis) {
-        (Some(c), Some(r)) => c == r,
+        (Some(c), Some(r)) => c.text == r.text,
         _ => true,
     };
     let as_article = match &row.article {
         Some(a) => [&row.redis, &row.core]
             .iter()
-            .all(|v| v.as_ref().is_none_or(|v| v == a)),
+            .all(|v| v.as_ref().is_none_or(|v| &v.text == a)),
         None => true,
     };
     match (same_kv, as_article) {
@@ -293,6 +722,8 @@ fn format_blocks(table: &[Vec<String>]) -> String {
             .take(row.len().saturating_sub(2));
         // Backends with nothing to say about this row are left out of its block.
         for (name, value) in sources.filter(|(n, v)| *n == "article" || v.as_str() != "-") {
+            // A value of several lines (a drawing) keeps its column.
+            let value = value.replace('\n', &format!("\n    {:width$}  ", ""));
             out.push_str(&format!("    {name:<width$}  {value}\n"));
         }
         out.push('\n');

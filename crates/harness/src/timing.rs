@@ -8,12 +8,16 @@
 //!   progress line on a terminal and silence otherwise (CI logs stay clean).
 
 use std::fmt;
-use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
 use crate::backend::{error_text, Kv};
+use crate::progress::Phase;
+use crate::report::Cell;
+
+/// The percentiles of a distribution kept in a report (`percentiles` of a cell).
+pub const PERCENTILES: [f64; 10] = [0.0, 1.0, 10.0, 25.0, 50.0, 75.0, 90.0, 99.0, 99.9, 100.0];
 
 /// A latency distribution in microseconds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -23,6 +27,47 @@ pub struct Timing {
     pub median_us: u64,
     pub p99_us: u64,
     pub max_us: u64,
+    /// The histogram at [`PERCENTILES`], µs.
+    pub percentiles_us: [u64; PERCENTILES.len()],
+}
+
+impl Timing {
+    /// The report cell: text as [`Timing`]'s `Display`, `median`, `p99`, `n`
+    /// and the percentiles as numbers (µs).
+    pub fn cell(&self) -> Cell {
+        let mut cell = Cell::num(self.median_us as f64, "µs").with_text(self.to_string());
+        cell.median = Some(self.median_us as f64);
+        cell.p99 = Some(self.p99_us as f64);
+        cell.n = Some(self.calls);
+        cell.percentiles = PERCENTILES
+            .iter()
+            .zip(self.percentiles_us)
+            .map(|(p, v)| [*p, v as f64])
+            .collect();
+        cell
+    }
+}
+
+impl From<Timing> for Cell {
+    fn from(t: Timing) -> Cell {
+        t.cell()
+    }
+}
+
+impl From<KvTiming> for Cell {
+    /// `median 15 µs, p99 18 µs (n=5000) · server 1.26 µs/call`.
+    fn from(t: KvTiming) -> Cell {
+        let mut cell = t.round_trip.cell();
+        if let Some(s) = t.server_usec_per_call {
+            cell.server_us = Some(s);
+            cell.text = format!(
+                "{} · server {}",
+                cell.text,
+                crate::fmt::quantity(s, "µs/call")
+            );
+        }
+        cell
+    }
 }
 
 impl fmt::Display for Timing {
@@ -38,18 +83,7 @@ impl fmt::Display for Timing {
     }
 }
 
-/// `1234567` → `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use crate::fmt::thousands;
 
 /// Runs `f` `warmup` times unmeasured, then `calls` times, each timed on its own.
 /// The first error stops the measurement and is returned.
@@ -67,12 +101,29 @@ pub fn measure_with_setup<S>(
     state: &mut S,
     warmup: usize,
     calls: usize,
+    setup: impl FnMut(&mut S) -> Result<(), String>,
+    f: impl FnMut(&mut S) -> Result<(), String>,
+) -> Result<Timing, String> {
+    measure_labelled("timing", state, warmup, calls, setup, f)
+}
+
+/// [`measure_with_setup`] with a label for its progress line.
+fn measure_labelled<S>(
+    label: &str,
+    state: &mut S,
+    warmup: usize,
+    calls: usize,
     mut setup: impl FnMut(&mut S) -> Result<(), String>,
     mut f: impl FnMut(&mut S) -> Result<(), String>,
 ) -> Result<Timing, String> {
+    let phase = Phase::new(
+        format!("{label}: {warmup} warm-up + {calls} timed calls"),
+        Some((warmup + calls) as u64),
+    );
     for _ in 0..warmup {
         setup(state)?;
         f(state)?;
+        phase.inc(1);
     }
     let mut hist =
         Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).expect("valid histogram bounds");
@@ -81,6 +132,7 @@ pub fn measure_with_setup<S>(
         let start = Instant::now();
         f(state)?;
         hist.saturating_record(micros(start.elapsed()).max(1));
+        phase.inc(1);
     }
     Ok(summary(&hist))
 }
@@ -96,6 +148,15 @@ fn summary(hist: &Histogram<u64>) -> Timing {
             median_us: 0,
             p99_us: 0,
             max_us: 0,
+            percentiles_us: [0; PERCENTILES.len()],
+        };
+    }
+    let mut percentiles_us = [0; PERCENTILES.len()];
+    for (slot, p) in percentiles_us.iter_mut().zip(PERCENTILES) {
+        *slot = if p == 0.0 {
+            hist.min()
+        } else {
+            hist.value_at_quantile(p / 100.0)
         };
     }
     Timing {
@@ -103,6 +164,7 @@ fn summary(hist: &Histogram<u64>) -> Timing {
         median_us: hist.value_at_quantile(0.5),
         p99_us: hist.value_at_quantile(0.99),
         max_us: hist.max(),
+        percentiles_us,
     }
 }
 
@@ -140,12 +202,20 @@ pub fn measure_kv_with_setup(
     mut setup: impl FnMut(&mut Kv) -> Result<(), String>,
     mut f: impl FnMut(&mut Kv) -> Result<(), String>,
 ) -> Result<KvTiming, String> {
-    for _ in 0..warmup {
-        setup(kv)?;
-        f(kv)?;
+    let label = format!("{}: {command}", kv.name);
+    {
+        let phase = Phase::new(
+            format!("{label}: {warmup} warm-up calls"),
+            Some(warmup as u64),
+        );
+        for _ in 0..warmup {
+            setup(kv)?;
+            f(kv)?;
+            phase.inc(1);
+        }
     }
     let before = command_stats(kv, command);
-    let round_trip = measure_with_setup(kv, 0, calls, &mut setup, &mut f)?;
+    let round_trip = measure_labelled(&label, kv, 0, calls, &mut setup, &mut f)?;
     let after = command_stats(kv, command);
     let server_usec_per_call = match (before, after) {
         (Some((c0, u0)), Some((c1, u1))) if c1 > c0 => {
@@ -194,64 +264,24 @@ fn stat_field<'a>(info: &'a str, command: &str, name: &str) -> Option<&'a str> {
     })
 }
 
-/// A progress line on stderr when stderr is a terminal; nothing otherwise.
+/// Progress of a bulk load, on a terminal (see [`crate::progress`]).
 pub struct Progress {
-    label: String,
-    total: u64,
-    done: u64,
-    tty: bool,
-    started: Instant,
-    last_shown: Option<Instant>,
+    phase: Phase,
 }
 
 impl Progress {
     pub fn new(label: impl Into<String>, total: u64) -> Progress {
         Progress {
-            label: label.into(),
-            total,
-            done: 0,
-            tty: std::io::stderr().is_terminal(),
-            started: Instant::now(),
-            last_shown: None,
+            phase: Phase::new(label, Some(total)),
         }
     }
 
     pub fn advance(&mut self, n: u64) {
-        self.done += n;
-        if !self.tty {
-            return;
-        }
-        let now = Instant::now();
-        if self
-            .last_shown
-            .is_some_and(|t| now - t < Duration::from_millis(200))
-            && self.done < self.total
-        {
-            return;
-        }
-        self.last_shown = Some(now);
-        let pct = (self.done * 100).checked_div(self.total).unwrap_or(100);
-        let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\r\x1b[K{}: {} / {} ({pct}%)",
-            self.label,
-            thousands(self.done),
-            thousands(self.total)
-        );
-        let _ = err.flush();
+        self.phase.inc(n);
     }
 
-    /// Ends the line (on a terminal) with the elapsed time.
     pub fn finish(&mut self) {
-        if self.tty {
-            eprintln!(
-                "\r\x1b[K{}: {} in {:.1} s",
-                self.label,
-                thousands(self.done),
-                self.started.elapsed().as_secs_f64()
-            );
-        }
+        self.phase.finish();
     }
 }
 
@@ -308,8 +338,23 @@ mod tests {
             median_us: 12,
             p99_us: 30,
             max_us: 95,
+            percentiles_us: [1, 2, 5, 9, 12, 14, 20, 30, 60, 95],
         };
         assert_eq!(t.to_string(), "median 12 µs, p99 30 µs (n=2000)");
+        let cell = Cell::from(KvTiming {
+            round_trip: t,
+            server_usec_per_call: Some(1.26),
+        });
+        assert_eq!(
+            cell.text,
+            "median 12 µs, p99 30 µs (n=2000) · server 1.26 µs/call"
+        );
+        assert_eq!(
+            (cell.median, cell.p99, cell.n),
+            (Some(12.0), Some(30.0), Some(2000))
+        );
+        assert_eq!(cell.server_us, Some(1.26));
+        assert_eq!(cell.percentiles[4], [50.0, 12.0]);
         assert_eq!(thousands(1_234_567), "1,234,567");
         assert_eq!(thousands(999), "999");
     }

@@ -22,8 +22,9 @@
 //!   clients.
 //! * **Busy scripts.** While a script runs longer than `busy-reply-threshold`,
 //!   the core calls back here ([`busy_handler`]): other clients' commands get
-//!   `-BUSY`, SCRIPT KILL stops a script that has not written, SHUTDOWN NOSAVE
-//!   stops the server.
+//!   the core's answer ([`BusyState::answer`]: `-BUSY`, SCRIPT KILL or
+//!   FUNCTION KILL of a script that has not written, FUNCTION STATS);
+//!   SHUTDOWN NOSAVE stops the server.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -597,9 +598,6 @@ impl Executor {
     }
 }
 
-const BUSY: &[u8] =
-    b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n";
-
 /// What the core calls while a script runs past `busy-reply-threshold`: answer
 /// whatever arrived meanwhile, as Redis's `processEventsWhileBlocked` does.
 fn busy_handler(
@@ -634,17 +632,6 @@ fn busy_handler(
             for argv in &requests {
                 let word = |i: usize| argv.get(i).map(|a| a.to_ascii_lowercase());
                 match (word(0).as_deref(), word(1).as_deref()) {
-                    (Some(b"script"), Some(b"kill")) if argv.len() == 2 => {
-                        if state.wrote {
-                            out.extend_from_slice(b"-UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n");
-                        } else {
-                            out.extend_from_slice(b"+OK\r\n");
-                            verdict = BusyVerdict::Kill;
-                        }
-                    }
-                    (Some(b"function"), Some(b"kill")) => {
-                        out.extend_from_slice(b"-NOTBUSY No scripts in execution right now.\r\n")
-                    }
                     (Some(b"shutdown"), Some(b"nosave")) => {
                         stop.store(true, Ordering::Relaxed);
                         verdict = BusyVerdict::Shutdown;
@@ -656,7 +643,14 @@ fn busy_handler(
                         close = true;
                         break;
                     }
-                    _ => out.extend_from_slice(BUSY),
+                    // SCRIPT KILL, FUNCTION KILL, FUNCTION STATS, or -BUSY.
+                    _ => {
+                        let (reply, v) = state.answer(argv);
+                        out.extend_from_slice(&reply);
+                        if v == BusyVerdict::Kill {
+                            verdict = BusyVerdict::Kill;
+                        }
+                    }
                 }
             }
             conn.unsent.fetch_add(out.len(), Ordering::Relaxed);

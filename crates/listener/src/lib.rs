@@ -57,6 +57,10 @@ impl CoreListener {
         let exec_limits = limits.clone();
         let exec_thread = std::thread::Builder::new()
             .name("core-executor".into())
+            // Commands recurse (cjson/cmsgpack nesting up to Redis's 1000
+            // levels, Lua's C stack): 2 MB, the default, is tight in a debug
+            // build; the pages are only touched when used.
+            .stack_size(16 << 20)
             .spawn(move || executor::execute_jobs(jobs_rx, exec_limits))?;
 
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();

@@ -1,6 +1,9 @@
 //! Scripts through the listener: a script's BZPOPMIN answers at once (Redis does
-//! not let scripts block), and the article's pop-due script under 10 concurrent
-//! clients hands every due job to exactly one of them.
+//! not let scripts block), the article's pop-due script under 10 concurrent
+//! clients hands every due job to exactly one of them, and busy scripts and
+//! functions answer other clients as Redis does (each KILL stops only its own
+//! kind, FUNCTION STATS describes a running function, a killed script cannot
+//! catch its kill with pcall, a script that wrote cannot be killed).
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -8,6 +11,9 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use redislab_listener::CoreListener;
+
+mod common;
+use common::Raw;
 
 const POP_DUE: &str =
     "local jobs = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 1)
@@ -107,4 +113,117 @@ fn the_pop_due_script_hands_each_job_to_one_worker() {
     assert_eq!(distinct.len(), 300, "no job popped twice");
     send(&mut w, &["ZCARD", "queue:delayed"]);
     assert_eq!(read_simple(&mut r), ":1");
+}
+
+const BUSY_EVAL: &str =
+    "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n";
+const BUSY_FUNCTION: &str =
+    "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n";
+
+/// Waits until another client's PING is answered -BUSY.
+fn until_busy(other: &mut Raw) -> String {
+    let started = Instant::now();
+    loop {
+        let r = other.call(&["PING"]);
+        if r.starts_with("-BUSY") || started.elapsed() > Duration::from_secs(10) {
+            return r;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn busy_functions_and_scripts_answer_like_redis() {
+    let listener = CoreListener::start(0).unwrap();
+    let mut admin = Raw::to(&listener);
+    assert_eq!(
+        admin.call(&["CONFIG", "SET", "busy-reply-threshold", "100"]),
+        "+OK\r\n"
+    );
+    let lib = "#!lua name=busy\n\
+        redis.register_function('spin', function() while true do end end)\n\
+        redis.register_function('spinw', function(keys) redis.call('set', keys[1], 'v') while true do end end)";
+    assert_eq!(admin.call(&["FUNCTION", "LOAD", lib]), "$4\r\nbusy\r\n");
+
+    // A busy function: SCRIPT KILL refuses, FUNCTION STATS describes it,
+    // FUNCTION KILL stops it.
+    let mut runner = Raw::to(&listener);
+    runner.send(&["FCALL", "spin", "0"]);
+    assert_eq!(until_busy(&mut admin), BUSY_FUNCTION);
+    assert_eq!(admin.call(&["SCRIPT", "KILL"]), BUSY_FUNCTION);
+    let stats = admin.call(&["FUNCTION", "STATS"]);
+    assert!(
+        stats.starts_with(
+            "*4\r\n$14\r\nrunning_script\r\n*6\r\n$4\r\nname\r\n$4\r\nspin\r\n$7\r\ncommand\r\n*3\r\n$5\r\nFCALL\r\n$4\r\nspin\r\n$1\r\n0\r\n$11\r\nduration_ms\r\n:"
+        ),
+        "{stats}"
+    );
+    assert!(
+        stats.ends_with("$15\r\nlibraries_count\r\n:1\r\n$15\r\nfunctions_count\r\n:2\r\n"),
+        "{stats}"
+    );
+    assert_eq!(admin.call(&["FUNCTION", "KILL"]), "+OK\r\n");
+    assert_eq!(
+        runner.reply(),
+        "-ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2.\r\n"
+    );
+    assert_eq!(admin.call(&["PING"]), "+PONG\r\n");
+
+    // A busy EVAL: FUNCTION KILL and FUNCTION STATS refuse, SCRIPT KILL stops
+    // it, even though the script catches errors with pcall.
+    runner.send(&[
+        "EVAL",
+        "local f = function() while 1 do redis.call('ping') end end while 1 do pcall(f) end",
+        "0",
+    ]);
+    assert_eq!(until_busy(&mut admin), BUSY_EVAL);
+    assert_eq!(admin.call(&["FUNCTION", "KILL"]), BUSY_EVAL);
+    assert_eq!(admin.call(&["FUNCTION", "STATS"]), BUSY_EVAL);
+    assert_eq!(admin.call(&["SCRIPT", "KILL"]), "+OK\r\n");
+    let killed = runner.reply();
+    assert!(
+        killed.starts_with("-ERR Script killed by user with SCRIPT KILL... script: "),
+        "{killed}"
+    );
+    assert_eq!(runner.call(&["PING"]), "+PONG\r\n");
+
+    // A function that wrote cannot be killed; SHUTDOWN NOSAVE stops it.
+    runner.send(&["FCALL", "spinw", "1", "k"]);
+    until_busy(&mut admin);
+    assert!(admin
+        .call(&["FUNCTION", "KILL"])
+        .starts_with("-UNKILLABLE Sorry"));
+    assert!(admin
+        .call(&["SCRIPT", "KILL"])
+        .starts_with("-UNKILLABLE Sorry"));
+    admin.send(&["SHUTDOWN", "NOSAVE"]);
+    let started = Instant::now();
+    while !listener.is_stopped() && started.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        listener.is_stopped(),
+        "SHUTDOWN NOSAVE did not stop the core"
+    );
+}
+
+/// FUNCTION LOAD stops a library's code after 500 ms (the load, not the
+/// server, fails), even if the code catches errors.
+#[test]
+fn a_library_that_loops_at_load_time_is_stopped() {
+    let listener = CoreListener::start(0).unwrap();
+    let mut c = Raw::to(&listener);
+    let started = Instant::now();
+    let r = c.call(&[
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=loop\nlocal a = 1 while true do a = a + 1 end",
+    ]);
+    assert_eq!(
+        r,
+        "-ERR Error registering functions: ERR FUNCTION LOAD timeout\r\n"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(c.call(&["FUNCTION", "LIST"]), "*0\r\n");
+    assert_eq!(c.call(&["PING"]), "+PONG\r\n");
 }

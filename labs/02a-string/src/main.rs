@@ -9,12 +9,10 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use redislab_harness::{run, Kind, Kv, LabInfo, Recorder};
+use redislab_harness::{run, Cell, Kind, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "02a-string",
-    title: "SDS memory and the TTL rules of string commands",
-    source: "article 02 (002_c9f8d1839353f9f7.txt), sections 3.1-3.2",
     uses_pg: false,
 };
 
@@ -107,7 +105,7 @@ fn strings(kv: &mut Kv, rec: &mut Recorder) -> Result<(), String> {
     let strlen = kv.reply(&["SETRANGE", &far, "10000000", "x"]);
     rec.put(
         "setrange-time",
-        format!("{}", started.elapsed().as_micros()),
+        Cell::count(started.elapsed().as_micros() as u64, "µs"),
     );
     rec.put("setrange-strlen", strlen);
     rec.put("setrange-memory", kv.reply(&["MEMORY", "USAGE", &far]));

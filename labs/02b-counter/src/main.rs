@@ -12,8 +12,6 @@ use redislab_harness::{run, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "02b-counter",
-    title: "Counters: INCR, INCRBYFLOAT and INCREX",
-    source: "article 02 (002_c9f8d1839353f9f7.txt), section 3.3",
     uses_pg: false,
 };
 

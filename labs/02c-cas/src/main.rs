@@ -12,8 +12,6 @@ use redislab_harness::{run, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "02c-cas",
-    title: "Compare-and-set: SET IFEQ, DELEX, DIGEST, MSETEX",
-    source: "article 02 (002_c9f8d1839353f9f7.txt), section 3.4",
     uses_pg: false,
 };
 

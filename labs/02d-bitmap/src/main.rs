@@ -19,8 +19,6 @@ use redislab_harness::{run, Kv, LabInfo, Recorder, Report};
 
 const LAB: LabInfo = LabInfo {
     id: "02d-bitmap",
-    title: "Bitmaps: 100,000 students × 7 days, BITOP vs sets, the offset's price",
-    source: "article 02 (002_c9f8d1839353f9f7.txt), section 3.5",
     uses_pg: false,
 };
 
@@ -70,6 +68,7 @@ fn main() -> ExitCode {
             }
             offsets::run(kv, rec, huge)
         })?;
+        ops::chart(&mut ctx.report);
         ctx.note("Each student has an attendance rate drawn uniformly from [0.4, 0.9] (seeded) and is present on each day with that probability, ~65% a day; bitmaps are filled by SETBIT in ascending id order, sets by SADD of 1,000 ids. The counts are those of this data, not the article's (which come from its own), and must be equal on the core and Redis.");
         ctx.note("Latencies are client round trips (the core through its own RESP listener). A first call is the operation's first on the shared `res` key, in the table's order: only AND creates it. Medians are of repeated calls on a warm key.");
         ctx.note("The core models a hashtable set's memory (dict entries, bucket array, member SDS allocations) and must give Redis's MEMORY USAGE exactly.");

@@ -17,8 +17,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "02g-client",
-    title: "The Rust redis client and the new string commands",
-    source: "article 02 (002_c9f8d1839353f9f7.txt), section 5.1",
     uses_pg: false,
 };
 

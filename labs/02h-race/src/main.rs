@@ -15,8 +15,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "02h-race",
-    title: "Read-modify-write under contention: naive, WATCH/MULTI/EXEC, SET IFEQ",
-    source: "article 02 (002_c9f8d1839353f9f7.txt), section 10",
     uses_pg: false,
 };
 
@@ -117,15 +115,26 @@ fn round(kv: &mut Kv, strategy: Strategy) -> Result<(u64, u64), String> {
     Ok((doc["count"].as_u64().unwrap_or(0), retries))
 }
 
-fn spread(values: &mut [u64]) -> String {
+/// The median of the runs, with their min and max, as numbers.
+fn spread(values: &mut [u64]) -> redislab_harness::Cell {
     values.sort_unstable();
-    format!(
-        "{} (min {}, max {}, {} runs)",
+    let (median, min, max) = (
         values[values.len() / 2],
         values[0],
         values[values.len() - 1],
-        values.len()
-    )
+    );
+    let mut cell = redislab_harness::Cell::count(median, "")
+        .with("min", min as f64, "")
+        .with("max", max as f64, "")
+        .with_text(format!(
+            "{} (min {}, max {}, {} runs)",
+            redislab_harness::fmt::thousands(median),
+            redislab_harness::fmt::thousands(min),
+            redislab_harness::fmt::thousands(max),
+            values.len()
+        ));
+    cell.n = Some(values.len() as u64);
+    cell
 }
 
 fn main() -> ExitCode {
@@ -210,13 +219,8 @@ fn race(kv: &mut Kv, rec: &mut Recorder) -> Result<(), String> {
     rec.put("watch-retries", spread(&mut watch_retries));
     rec.put("ifeq-retries", spread(&mut ifeq_retries));
     let median = |v: &[u64]| v[v.len() / 2] as f64;
-    rec.put(
-        "ratio",
-        format!(
-            "{:.2}",
-            median(&watch_retries) / median(&ifeq_retries).max(1.0)
-        ),
-    );
+    let ratio = median(&watch_retries) / median(&ifeq_retries).max(1.0);
+    rec.put("ratio", redislab_harness::Cell::num_with(ratio, "×", 2));
     // Every run must apply every update: report the smallest final count seen.
     rec.put("watch-final", watch_final.iter().min().unwrap().to_string());
     rec.put("ifeq-final", ifeq_final.iter().min().unwrap().to_string());

@@ -14,8 +14,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "02i-counters",
-    title: "A counters helper with an INCREX path and a script fallback",
-    source: "article 02 (002_c9f8d1839353f9f7.txt), section 5.2",
     uses_pg: false,
 };
 

@@ -12,8 +12,6 @@ use redislab_harness::{run, Kv, LabInfo, Pg, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "05a-order",
-    title: "Ties in a sorted set: who stands on top?",
-    source: "article 05 (000_241b1ad0809f496f.txt), section 3.2",
     uses_pg: true,
 };
 

@@ -12,8 +12,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Pg, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "05b-precision",
-    title: "Scores are doubles: exact to 2^53, rounded after",
-    source: "article 05 (000_241b1ad0809f496f.txt), section 3.3",
     uses_pg: true,
 };
 

@@ -7,7 +7,7 @@ use redislab_core::Server;
 use redislab_harness::alloc::CountingAlloc;
 use redislab_harness::inprocess::{self, member};
 use redislab_harness::timing::thousands;
-use redislab_harness::Recorder;
+use redislab_harness::{Cell, Recorder};
 
 use crate::kv::ServerTimes;
 use crate::{Data, HI, LO};
@@ -35,20 +35,30 @@ pub fn steps(
     let n = d.n as f64;
     core.put(
         "heap-per-member",
-        format!(
-            "{:.1} B/member requested ({} B); {:.1} usable ({} B); {:.2} blocks/member",
-            heap.requested as f64 / n,
-            thousands(heap.requested.max(0) as u64),
-            heap.usable as f64 / n,
-            thousands(heap.usable.max(0) as u64),
-            heap.blocks as f64 / n
-        ),
+        Cell::num(heap.requested as f64 / n, "B/member")
+            .with("requested", heap.requested as f64, "B")
+            .with("usable", heap.usable as f64, "B")
+            .with("usable_per_member", heap.usable as f64 / n, "B/member")
+            .with("blocks_per_member", heap.blocks as f64 / n, "")
+            .with_text(format!(
+                "{:.1} B/member requested ({} B); {:.1} usable ({} B); {:.2} blocks/member",
+                heap.requested as f64 / n,
+                thousands(heap.requested.max(0) as u64),
+                heap.usable as f64 / n,
+                thousands(heap.usable.max(0) as u64),
+                heap.blocks as f64 / n
+            )),
     );
     core.put(
         "ip-load",
-        format!("{secs:.2} s ({} ZADD/s)", thousands((n / secs) as u64)),
+        Cell::num(secs, "s")
+            .with("rate", (n / secs).round(), "ZADD/s")
+            .with_text(format!(
+                "{secs:.2} s ({} ZADD/s)",
+                thousands((n / secs) as u64)
+            )),
     );
-    core.put("ip-clock", inprocess::clock_floor(CALLS).to_string());
+    core.put("ip-clock", inprocess::clock_floor(CALLS).cell());
 
     let mut redis_rec = Recorder::new("redis");
     let user = member(d.user);
@@ -57,20 +67,24 @@ pub fn steps(
         let t = inprocess::measure_op(&mut server, &op, WARMUP, CALLS)?;
         server.cmd(&["ZADD", "lb", &back, &user]);
         let key = format!("ip-{}", op.name);
-        core.put(&key, format!("{t}, mean {:.0} ns", t.mean_ns));
+        core.put(
+            &key,
+            t.cell().with_text(format!("{t}, mean {:.0} ns", t.mean_ns)),
+        );
         if let Some(&(us, calls)) = redis.get(op.name) {
             let ns = us * 1000.0;
-            redis_rec.put(
-                &key,
-                format!("usec_per_call {us:.2} = {ns:.0} ns (n={calls})"),
-            );
+            let mut cell = Cell::num(ns, "ns")
+                .with_text(format!("usec_per_call {us:.2} = {ns:.0} ns (n={calls})"));
+            cell.server_us = Some(us);
+            cell.n = Some(calls);
+            redis_rec.put(&key, cell);
             core.put(
                 &format!("{key}-ratio"),
-                format!(
+                Cell::num(t.mean_ns / ns, "×").with_text(format!(
                     "{:.2}× (core mean {:.0} ns / redis {ns:.0} ns)",
                     t.mean_ns / ns,
                     t.mean_ns
-                ),
+                )),
             );
         }
     }

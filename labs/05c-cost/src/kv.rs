@@ -8,9 +8,9 @@ use redis::Value;
 use redislab_harness::backend::render;
 use redislab_harness::inprocess::{self, member, Op};
 use redislab_harness::timing::{self, thousands, KvTiming};
-use redislab_harness::{Kv, Recorder};
+use redislab_harness::{Cell, Kv, Recorder};
 
-use crate::{micros, Data, HI, LO, ZADD_BATCH};
+use crate::{Data, HI, LO, ZADD_BATCH};
 
 /// Calls of the commands that touch one member or a small range.
 const FAST_WARMUP: usize = 500;
@@ -133,12 +133,12 @@ pub fn steps(
     let ratio = t.round_trip.median_us as f64 / zcount.round_trip.median_us.max(1) as f64;
     rec.put(
         "ratio-byscore-zcount",
-        format!(
+        Cell::num(ratio, "×").with_text(format!(
             "{}× ({} / {} µs)",
             thousands(ratio.round() as u64),
             thousands(t.round_trip.median_us),
             zcount.round_trip.median_us
-        ),
+        )),
     );
 
     stores(kv, rec, &lb)?;
@@ -174,12 +174,12 @@ fn load(
     timing::zadd_pipelined(kv, key, &entries, ZADD_BATCH)?;
     let secs = started.elapsed().as_secs_f64();
     drop(entries);
+    let rate = d.n as f64 / secs;
     rec.put(
         row,
-        format!(
-            "{secs:.1} s ({} ZADD/s)",
-            thousands((d.n as f64 / secs) as u64)
-        ),
+        Cell::num(secs, "s")
+            .with("rate", rate.round(), "ZADD/s")
+            .with_text(format!("{secs:.1} s ({} ZADD/s)", thousands(rate as u64))),
     );
     let card = kv.reply(&["ZCARD", key]);
     if card != d.n.to_string() {
@@ -190,13 +190,15 @@ fn load(
     }
     if let (true, Some(b), Some(a)) = (heap, before, used_memory(kv)) {
         let bytes = a - b;
+        let bpm = bytes as f64 / d.n as f64;
         rec.put(
             "heap-per-member",
-            format!(
-                "{:.1} B/member (used_memory +{} B)",
-                bytes as f64 / d.n as f64,
-                thousands(bytes.max(0) as u64)
-            ),
+            Cell::num(bpm, "B/member")
+                .with("used_memory_delta", bytes as f64, "B")
+                .with_text(format!(
+                    "{bpm:.1} B/member (used_memory +{} B)",
+                    thousands(bytes.max(0) as u64)
+                )),
         );
     }
     Ok(())
@@ -213,13 +215,17 @@ fn used_memory(kv: &mut Kv) -> Option<i64> {
 fn memory(kv: &mut Kv, rec: &mut Recorder, d: &Data, lb: &str) -> Result<(), String> {
     match kv.cmd(&["MEMORY", "USAGE", lb])? {
         Value::Int(bytes) => {
-            rec.put("mem-usage", thousands(bytes as u64));
+            rec.put(
+                "mem-usage",
+                Cell::count(bytes as u64, "B").with_text(thousands(bytes as u64)),
+            );
+            let bpm = bytes as f64 / d.n as f64;
             rec.put(
                 "mem-per-member",
-                format!("{:.2} B/member", bytes as f64 / d.n as f64),
+                Cell::num(bpm, "B/member").with_text(format!("{bpm:.2} B/member")),
             );
         }
-        other => rec.put("mem-usage", render(&other)),
+        other => rec.put("mem-usage", Cell::error(render(&other))),
     }
     Ok(())
 }
@@ -327,12 +333,9 @@ fn time_fixed(
     timing::measure_kv(kv, command, warmup, calls, |kv| kv.cmd(args).map(drop))
 }
 
-/// `median 14 µs, p99 17 µs (n=5000) · server 0.34 µs/call`.
-fn shown(t: &KvTiming) -> String {
-    match t.server_usec_per_call {
-        Some(us) => format!("{} · server {}/call", t.round_trip, micros(us)),
-        None => t.round_trip.to_string(),
-    }
+/// `median 14 µs, p99 17 µs (n=5000) · server 0.34 µs/call`, with its numbers.
+fn shown(t: &KvTiming) -> Cell {
+    Cell::from(*t)
 }
 
 fn strings(v: &Value) -> Vec<String> {

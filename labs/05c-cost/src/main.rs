@@ -19,7 +19,6 @@ use std::process::ExitCode;
 
 use redislab_harness::alloc::CountingAlloc;
 use redislab_harness::inprocess::{self, member};
-use redislab_harness::timing::thousands;
 use redislab_harness::{run, LabInfo};
 
 #[global_allocator]
@@ -27,8 +26,6 @@ static ALLOC: CountingAlloc = CountingAlloc::new();
 
 const LAB: LabInfo = LabInfo {
     id: "05c-cost",
-    title: "Command costs on a 1,000,000-member zset: latency distributions, server time, memory",
-    source: "article 05 (000_241b1ad0809f496f.txt), section 3.4",
     uses_pg: false,
 };
 
@@ -89,16 +86,8 @@ fn main() -> ExitCode {
             }
         }
 
+        rows::summary(ctx, &user);
         rows::notes(ctx, &data, &user);
         Ok(())
     })
-}
-
-/// `12.34 µs` below 100 µs, `1,234 µs` above.
-pub fn micros(us: f64) -> String {
-    if us < 100.0 {
-        format!("{us:.2} µs")
-    } else {
-        format!("{} µs", thousands(us.round() as u64))
-    }
 }

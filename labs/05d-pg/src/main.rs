@@ -23,8 +23,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Pg, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "05d-pg",
-    title: "The same leaderboard in PostgreSQL: four questions, EXPLAIN ANALYZE beside Redis",
-    source: "article 05 (000_241b1ad0809f496f.txt), section 3.5",
     uses_pg: true,
 };
 
@@ -618,17 +616,18 @@ fn kv_questions(kv: &mut Kv, rec: &mut Recorder, data: &Data) -> Result<(), Stri
 }
 
 fn put_timing(rec: &mut Recorder, q: &str, t: &KvTiming) {
-    rec.put(&format!("{q}-kv"), t.round_trip.to_string());
+    rec.put(&format!("{q}-kv"), t.round_trip.cell());
     if let Some(us) = t.server_usec_per_call {
         let shown = if us < 100.0 {
             format!("{us:.2} µs")
         } else {
             format!("{} µs", thousands(us.round() as u64))
         };
-        rec.put(
-            &format!("{q}-kv-server"),
-            format!("{shown} (n={})", t.round_trip.calls),
-        );
+        let mut cell = redislab_harness::Cell::num(us, "µs")
+            .with_text(format!("{shown} (n={})", t.round_trip.calls));
+        cell.server_us = Some(us);
+        cell.n = Some(t.round_trip.calls);
+        rec.put(&format!("{q}-kv-server"), cell);
     }
 }
 
@@ -663,7 +662,7 @@ fn agreement(report: &mut Report) -> Result<(), String> {
             .rows
             .iter()
             .find(|r| r.key == key)
-            .and_then(|r| r.value(backend).cloned())
+            .and_then(|r| r.text(backend).map(str::to_string))
     };
     let keys = [
         "q1-answer",

@@ -13,8 +13,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Pg, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "05f-lex",
-    title: "Autocomplete with BYLEX",
-    source: "article 05 (000_241b1ad0809f496f.txt), section 3.7",
     uses_pg: true,
 };
 

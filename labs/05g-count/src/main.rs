@@ -13,8 +13,6 @@ use redislab_harness::{run, Kv, LabInfo, Pg, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "05g-count",
-    title: "AGGREGATE COUNT: in how many sets is each member?",
-    source: "article 05 (000_241b1ad0809f496f.txt), section 3.8",
     uses_pg: true,
 };
 

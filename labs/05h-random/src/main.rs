@@ -13,17 +13,18 @@ use std::process::ExitCode;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use redislab_harness::{run, Kind, Kv, LabInfo, Recorder, Report};
+use redislab_harness::{Cell, Chart, ChartKind};
 
 const LAB: LabInfo = LabInfo {
     id: "05h-random",
-    title: "ZRANDMEMBER and HRANDFIELD are biased",
-    source: "article 05 (000_241b1ad0809f496f.txt), section 3.9",
     uses_pg: false,
 };
 
 const MEMBERS: usize = 1_000;
 const DRAWS: usize = 200_000;
 const BATCH: usize = 1_000;
+/// Width of a histogram bin, in draws.
+const BIN: u64 = 10;
 
 /// How often each of the `MEMBERS` names came up.
 struct Tally {
@@ -56,17 +57,46 @@ impl Tally {
     }
 
     fn record(&self, rec: &mut Recorder, prefix: &str) {
+        let (min, max) = (
+            *self.counts.iter().min().unwrap(),
+            *self.counts.iter().max().unwrap(),
+        );
         rec.put(
             &format!("{prefix}-min"),
-            self.counts.iter().min().unwrap().to_string(),
+            Cell::count(min, "draws").with_text(min.to_string()),
         );
         rec.put(
             &format!("{prefix}-max"),
-            self.counts.iter().max().unwrap().to_string(),
+            Cell::count(max, "draws").with_text(max.to_string()),
         );
+        let chi = self.chi_square();
         rec.put(
             &format!("{prefix}-chi2"),
-            format!("{:.0}", self.chi_square()),
+            Cell::num(chi, "").with_text(format!("{chi:.0}")),
+        );
+        // The shape: how many members were drawn 0–9, 10–19, ... times.
+        let mut bins = std::collections::BTreeMap::<u64, u64>::new();
+        for &c in &self.counts {
+            *bins.entry(c / BIN * BIN).or_default() += 1;
+        }
+        let points = bins
+            .iter()
+            .map(|(lo, n)| [(*lo + BIN / 2) as f64, *n as f64])
+            .collect();
+        let far = self
+            .counts
+            .iter()
+            .filter(|&&c| !(150..=250).contains(&c))
+            .count();
+        let share = far as f64 / MEMBERS as f64 * 100.0;
+        rec.put(
+            &format!("{prefix}-hist"),
+            Cell::num(share, "%")
+                .with_text(format!(
+                    "{} of members drawn < 150 or > 250 times",
+                    redislab_harness::fmt::quantity(share, "%")
+                ))
+                .with_points(points),
         );
     }
 }
@@ -99,6 +129,43 @@ fn declare(r: &mut Report, prefix: &str, label: &str, article: [&str; 3], biased
         );
         row.bounds = Some(redislab_harness::report::Bounds { min: lo, max: hi });
     }
+    let (lo, hi) = if biased { (20.0, 100.0) } else { (0.0, 2.0) };
+    r.random(
+        &format!("{prefix}-hist"),
+        &format!("{label}: share of members far from 200 (histogram in the report)"),
+        None,
+    )
+    .bounds(lo, hi);
+}
+
+/// Members per bin of `BIN` draws if every member had the same chance: 1,000 ×
+/// the binomial(200,000, 1/1,000) mass of the bin, by the normal approximation
+/// (mean 200, sd ≈ 14.1). The lab computes it; the chart draws it as a reference.
+fn fair_expectation() -> Vec<(f64, f64)> {
+    let mean = DRAWS as f64 / MEMBERS as f64;
+    let sd = (mean * (1.0 - 1.0 / MEMBERS as f64)).sqrt();
+    let phi = |x: f64| 0.5 * (1.0 + erf((x - mean) / (sd * std::f64::consts::SQRT_2)));
+    (100..300)
+        .step_by(BIN as usize)
+        .map(|lo| {
+            let lo = lo as f64;
+            (
+                lo + BIN as f64 / 2.0,
+                MEMBERS as f64 * (phi(lo + BIN as f64) - phi(lo)),
+            )
+        })
+        .collect()
+}
+
+/// The error function (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7).
+fn erf(x: f64) -> f64 {
+    let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
+    let y = 1.0
+        - (((((1.061_405_429 * t - 1.453_152_027) * t) + 1.421_413_741) * t - 0.284_496_736) * t
+            + 0.254_829_592)
+            * t
+            * (-x * x).exp();
+    y.copysign(x)
 }
 
 fn main() -> ExitCode {
@@ -139,6 +206,17 @@ fn main() -> ExitCode {
         );
         let seed = ctx.seed;
         ctx.each_kv(|kv, rec| draws(kv, rec, seed))?;
+        ctx.report.chart(
+            Chart::new("draws", ChartKind::Xy, "How often each of 1,000 members was drawn in 200,000 draws")
+                .x("draws of one member (bins of 10)", false)
+                .y("members", false)
+                .cell_points("redis", "redis · ZRANDMEMBER", "zrand-hist")
+                .cell_points("core", "core · ZRANDMEMBER", "zrand-hist")
+                .cell_points("redis", "redis · fair (random index + ZRANGE i i)", "fair-hist")
+                .cell_points("core", "core · fair", "fair-hist")
+                .reference("a fair draw: binomial(200,000, 1/1,000)", fair_expectation())
+                .caption("A fair draw piles up around 200 like the binomial reference. ZRANDMEMBER picks a random bucket of the hash table, then a random entry of that bucket's chain: members sharing a bucket are drawn less, members alone in one more, so its counts spread from tens to hundreds — on the core too, for the same reason."),
+        );
         ctx.note(format!("Each backend: {MEMBERS} members added one by one, {DRAWS} single draws sent in pipelines of {BATCH}; expected 200 per member; a uniform draw gives chi-square ≈ 999 (999 degrees of freedom)."));
         ctx.note("Redis seeds its dict hash at random on every start, so the exact counts change from run to run (and between Redis and the core); the bias does not. The rows are checked by bounds.");
         Ok(())

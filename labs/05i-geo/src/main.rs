@@ -23,13 +23,10 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use redislab_harness::backend::{error_text, pg_error_text, render};
 use redislab_harness::timing::{self, thousands};
-use redislab_harness::{run, Kind, Kv, LabInfo, Pg, Recorder, Report};
+use redislab_harness::{run, Cell, Chart, ChartKind, Kind, Kv, LabInfo, Pg, Recorder, Report};
 
 const LAB: LabInfo = LabInfo {
     id: "05i-geo",
-    title:
-        "Geo: a 52-bit geohash in a zset score, haversine vs WGS84, GEOSEARCH on a million shops",
-    source: "article 05 (000_241b1ad0809f496f.txt), section 3.10",
     uses_pg: true,
 };
 
@@ -75,6 +72,7 @@ fn main() -> ExitCode {
             search_table(kv, rec, &data)
         })?;
         ctx.with_pg(|pg, rec| pg_table(pg, rec, &data))?;
+        charts(&mut ctx.report);
         ctx.note(format!(
             "Data: {} shops uniform in lon [{}, {}), lat [{}, {}) from ChaCha8 seed {}, sent as GEOADD of {GEOADD_POINTS} points in one pipeline per 20 commands; searches around hoan-kiem ({}, {}). Redis/core times are client round trips over loopback (median / p99 after a warm-up, harness timing module); pg times are EXPLAIN ANALYZE 'Execution Time', median of {PG_RUNS} runs after a warm-up.",
             thousands(data.len() as u64), LON.0, LON.1, LAT.0, LAT.1, ctx.seed, HOAN_KIEM.0, HOAN_KIEM.1
@@ -84,6 +82,81 @@ fn main() -> ExitCode {
         ctx.note("pg: earthdistance's ll_to_earth puts points on a sphere of radius earth() = 6378168 m (not Redis's 6372797.560856 m, and neither is the WGS84 ellipsoid), so a 'radius' differs by ~0.08% between the two and counts near the edge can differ. The query is the usual pair: earth_box(…) @> ll_to_earth(lat, lon) (GiST on cube, a bounding cube that over-covers) AND earth_distance(…) <= r (the exact filter).");
         Ok(())
     })
+}
+
+/// GEOSEARCH time against the radius, and the latency distributions.
+fn charts(r: &mut Report) {
+    let keys: Vec<String> = RADII_KM
+        .iter()
+        .flat_map(|km| ["plain", "asc", "any"].map(|s| format!("t-{km}-{s}")))
+        .collect();
+    let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+    r.core_over_redis_geomean(&refs, "kv-core-over-redis");
+    let mut chart = Chart::new(
+        "radius",
+        ChartKind::Xy,
+        "GEOSEARCH time against the radius (1,000,000 shops)",
+    )
+    .x("radius, km (log)", true)
+    .y("median round trip, µs (log)", true);
+    for (suffix, what) in [
+        ("plain", "all"),
+        ("asc", "COUNT 10 ASC"),
+        ("any", "COUNT 10 ANY"),
+    ] {
+        let pts: Vec<(f64, String)> = RADII_KM
+            .iter()
+            .map(|km| (*km as f64, format!("t-{km}-{suffix}")))
+            .collect();
+        chart = chart
+            .rows("redis", None, pts.clone())
+            .named(&format!("redis · {what}"))
+            .rows("core", None, pts)
+            .named(&format!("core · {what}"));
+    }
+    let pg: Vec<(f64, String)> = RADII_KM
+        .iter()
+        .map(|km| (*km as f64, format!("pg-ms-{km}")))
+        .collect();
+    let article: Vec<(f64, f64)> = RADII_KM
+        .iter()
+        .zip(ARTICLE_PLAIN)
+        .filter_map(|(km, a)| {
+            Some((
+                *km as f64,
+                a.trim_end_matches(" µs").replace(',', "").parse().ok()?,
+            ))
+        })
+        .collect();
+    r.chart(
+        chart
+            .rows("pg", Some("us"), pg)
+            .named("pg · earthdistance + GiST (execution)")
+            .reference("article · all (its machine)", article)
+            .caption("Returning every shop grows with the area (×~100 from 20 to 100 km here); COUNT 10 ASC still collects and sorts every shop inside; COUNT 10 ANY stops after ten, so it stays near the round trip's floor at any radius."),
+    );
+    let names: Vec<String> = RADII_KM
+        .iter()
+        .flat_map(|km| ["all", "COUNT 10 ASC", "COUNT 10 ANY"].map(|w| format!("{km} km {w}")))
+        .collect();
+    let at: Vec<(f64, &str)> = refs
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (i as f64, *k))
+        .collect();
+    r.chart(
+        Chart::new(
+            "latency",
+            ChartKind::Ladder,
+            "GEOSEARCH round-trip distributions",
+        )
+        .x("µs per call (log)", true)
+        .categories(names)
+        .kv_rows(None, at)
+        .caption(
+            "Box: p25–p75; whisker: p1–p99; bar: the median (HDR histograms of every timed call).",
+        ),
+    );
 }
 
 fn declare(r: &mut Report, n: usize) {
@@ -145,6 +218,12 @@ fn declare(r: &mut Report, n: usize) {
         "ERR invalid longitude,latitude pair 105.000000,86.000000",
     );
     let rows = thousands(n as u64);
+    r.measured(
+        "kv-core-over-redis",
+        "core ÷ redis, median round trips of the 12 searches below (one run)",
+        None,
+    )
+    .band(2.5);
     r.row(
         "load",
         &format!("load {rows} shops (GEOADD pipelines)"),
@@ -156,7 +235,9 @@ fn declare(r: &mut Report, n: usize) {
         &format!("MEMORY USAGE of the {rows}-shop key: bytes (per point)"),
         Kind::Measured,
         Some("84983288 (84.98 B/point)"),
-    );
+    )
+    // A size: only the random node levels move it (well under 1%).
+    .band(1.05);
     for (i, km) in RADII_KM.iter().enumerate() {
         r.exact(
             &format!("count-{km}"),
@@ -288,15 +369,18 @@ fn search_table(kv: &mut Kv, rec: &mut Recorder, data: &[(f64, f64)]) -> Result<
                 .map_err(|e| format!("{name}: GEOADD pipeline: {}", error_text(&e)))
         },
     )?;
-    rec.put("load", format!("{:.1} s", started.elapsed().as_secs_f64()));
+    let secs = started.elapsed().as_secs_f64();
+    rec.put("load", Cell::num_with(secs, "s", 1));
     let ram = num(kv, &["MEMORY", "USAGE", &k])?;
+    let per_point = ram / data.len() as f64;
     rec.put(
         "ram",
-        format!(
-            "{} ({:.2} B/point)",
-            thousands(ram as u64),
-            ram / data.len() as f64
-        ),
+        Cell::num(ram, "B")
+            .with("per_point", per_point, "B/point")
+            .with_text(format!(
+                "{} ({per_point:.2} B/point)",
+                thousands(ram as u64)
+            )),
     );
     let (lon, lat) = (HOAN_KIEM.0.to_string(), HOAN_KIEM.1.to_string());
     for km in RADII_KM {
@@ -322,7 +406,7 @@ fn search_table(kv: &mut Kv, rec: &mut Recorder, data: &[(f64, f64)]) -> Result<
             let t = timing::measure_kv(kv, "geosearch", 3, calls(km), |kv| {
                 kv.cmd(&args).map(|_| ())
             })?;
-            rec.put(&format!("t-{km}-{suffix}"), t.round_trip.to_string());
+            rec.put(&format!("t-{km}-{suffix}"), t.round_trip.cell());
         }
         let mut args: Vec<&str> = base.to_vec();
         args.extend(["COUNT", "10", "ANY", "WITHDIST"]);
@@ -418,7 +502,12 @@ fn pg_table(pg: &mut Pg, rec: &mut Recorder, data: &[(f64, f64)]) -> Result<(), 
         }
         runs.sort_by(f64::total_cmp);
         let median = runs.get(runs.len() / 2).copied().unwrap_or(f64::NAN);
-        rec.put(&format!("pg-ms-{km}"), format!("{median:.3} ms ({node})"));
+        rec.put(
+            &format!("pg-ms-{km}"),
+            Cell::num(median, "ms")
+                .with("us", median * 1000.0, "µs")
+                .with_text(format!("{median:.3} ms ({node})")),
+        );
     }
     Ok(())
 }

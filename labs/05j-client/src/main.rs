@@ -21,8 +21,6 @@ use app::{NOW, SHOPS};
 
 const LAB: LabInfo = LabInfo {
     id: "05j-client",
-    title: "The article's leaderboard, scheduler and shop code with the Rust redis client",
-    source: "article 05 (000_241b1ad0809f496f.txt), section 6.1",
     uses_pg: false,
 };
 

@@ -10,8 +10,6 @@ use redislab_harness::{run, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "92a-basics",
-    title: "Leaderboard basics: scores, top N, rank, pages, neighbours",
-    source: "article 92 (003_3e4dd515730b4f5e.txt), sections 2-4",
     uses_pg: false,
 };
 

@@ -11,8 +11,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "92b-periods",
-    title: "Period leaderboards: key per period, TTL set once, weekly ZUNIONSTORE",
-    source: "article 92 (003_3e4dd515730b4f5e.txt), time-bound leaderboard section",
     uses_pg: false,
 };
 

@@ -14,8 +14,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "92c-tiebreak",
-    title: "The fractional tie-break and its precision limit",
-    source: "article 92 (003_3e4dd515730b4f5e.txt), tie-break section; article 05 §3.3",
     uses_pg: false,
 };
 

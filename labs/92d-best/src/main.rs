@@ -10,8 +10,6 @@ use redislab_harness::{run, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "92d-best",
-    title: "Personal best with ZADD GT / LT",
-    source: "article 92 (003_3e4dd515730b4f5e.txt), personal best section",
     uses_pg: false,
 };
 

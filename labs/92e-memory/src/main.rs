@@ -10,16 +10,17 @@
 use std::process::ExitCode;
 
 use redislab_harness::report::Bounds;
-use redislab_harness::{run, Kind, Kv, LabInfo, Recorder};
+use redislab_harness::{run, Cell, Chart, ChartKind, Kind, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "92e-memory",
-    title: "Memory per member: listpack vs skiplist, short ids vs UUIDs",
-    source: "article 92 (003_3e4dd515730b4f5e.txt), memory section; article 05 §3.4",
     uses_pg: false,
 };
 
 const SIZES: [usize; 8] = [1, 10, 100, 128, 129, 1_000, 10_000, 100_000];
+/// Member lengths of the second sweep (10 members each), around the 64-byte limit.
+const LENGTHS: [usize; 8] = [16, 32, 48, 64, 65, 80, 96, 128];
+const LEN_MEMBERS: usize = 10;
 
 fn member(kind: &str, i: usize) -> String {
     match kind {
@@ -107,7 +108,54 @@ fn main() -> ExitCode {
             min: 70.0,
             max: 110.0,
         });
+        for len in LENGTHS {
+            r.random(
+                &format!("len-{len}-bpm"),
+                &format!("{LEN_MEMBERS} members of {len} bytes: MEMORY USAGE / member"),
+                None,
+            )
+            .bounds(10.0, 400.0);
+        }
+        r.measured(
+            "cliff-ratio",
+            "B/member at 129 ÷ at 128 (8-digit ids): the listpack → skiplist step",
+            None,
+        )
+        .band(1.3);
         ctx.each_kv(memory)?;
+        let sizes = |kind: &str| {
+            SIZES
+                .iter()
+                .map(|n| (*n as f64, format!("{kind}-{n}-bpm")))
+                .collect::<Vec<_>>()
+        };
+        ctx.report.chart(
+            Chart::new("bytes-per-member", ChartKind::Xy, "MEMORY USAGE per member against the zset's size")
+                .x("members (log)", true)
+                .y("bytes per member", false)
+                .rows("redis", None, sizes("id"))
+                .named("redis · 8-digit ids")
+                .rows("core", None, sizes("id"))
+                .named("core · 8-digit ids")
+                .rows("redis", None, sizes("uuid"))
+                .named("redis · 36-char UUIDs")
+                .rows("core", None, sizes("uuid"))
+                .named("core · 36-char UUIDs")
+                .marker(128.5, "128 → 129: listpack → skiplist")
+                .caption("Up to 128 members a zset is one listpack: a few bytes per member once the fixed header is shared. The 129th member turns it into a skiplist plus a hash table, and every member pays a node, a dict entry and a bucket share: the cliff, then a plateau near 85–100 B."),
+        );
+        let lens: Vec<(f64, String)> = LENGTHS
+            .iter()
+            .map(|l| (*l as f64, format!("len-{l}-bpm")))
+            .collect();
+        ctx.report.chart(
+            Chart::new("bytes-per-length", ChartKind::Xy, "MEMORY USAGE per member against the member's length (10 members)")
+                .x("member length, bytes", false)
+                .y("bytes per member", false)
+                .kv_rows(None, lens)
+                .marker(64.5, "64 → 65 bytes: listpack → skiplist")
+                .caption("The other limit: one member longer than 64 bytes (zset-max-listpack-value) converts the set, so ten 65-byte members cost far more than ten 64-byte ones."),
+        );
         ctx.note("The listpack stores an 8-digit id as an integer (a few bytes) and the score beside it; past 128 members or 64 bytes every member gets a skiplist node (16 B + 16 B per level + the member), a 24 B dict entry and a share of the bucket array.");
         ctx.note("The article's 96 B/member is an estimate ('~80 overhead + member + score'). MEMORY USAGE on 8.6.3 gives 86–97 B for 8-digit ids depending on how full the power-of-two bucket array is (85.7 at 1M, lab 05c); the core's model agrees within the random node levels.");
         Ok(())
@@ -115,6 +163,7 @@ fn main() -> ExitCode {
 }
 
 fn memory(kv: &mut Kv, rec: &mut Recorder) -> Result<(), String> {
+    let mut at_128 = f64::NAN;
     for kind in ["id", "uuid"] {
         for n in SIZES {
             let key = kv.key(&format!("m:{kind}:{n}"));
@@ -136,16 +185,24 @@ fn memory(kv: &mut Kv, rec: &mut Recorder) -> Result<(), String> {
                 .reply(&["MEMORY", "USAGE", &key])
                 .parse()
                 .map_err(|_| "MEMORY USAGE failed".to_string())?;
+            let bpm = bytes / n as f64;
             rec.put(
                 &format!("{kind}-{n}-bpm"),
-                format!("{:.1}", bytes / n as f64),
+                Cell::num(bpm, "B/member").with_text(format!("{bpm:.1}")),
             );
+            if kind == "id" && n == 128 {
+                at_128 = bpm;
+            }
+            if kind == "id" && n == 129 {
+                rec.put("cliff-ratio", Cell::num(bpm / at_128, "×"));
+            }
             if kind == "id" && n == 100_000 {
-                rec.put("estimate", format!("{:.1}", bytes / n as f64));
                 rec.put(
-                    "at-1m",
-                    format!("{:.1}", bytes / n as f64 * 1_000_000.0 / 1_048_576.0),
+                    "estimate",
+                    Cell::num(bpm, "B/member").with_text(format!("{bpm:.1}")),
                 );
+                let mb = bpm * 1_000_000.0 / 1_048_576.0;
+                rec.put("at-1m", Cell::num(mb, "MB").with_text(format!("{mb:.1}")));
             }
             kv.cmd(&["DEL", &key])?;
         }
@@ -154,6 +211,23 @@ fn memory(kv: &mut Kv, rec: &mut Recorder) -> Result<(), String> {
         let key = kv.key(row);
         kv.cmd(&["ZADD", &key, "1", &"m".repeat(len)])?;
         rec.put(row, kv.reply(&["OBJECT", "ENCODING", &key]));
+    }
+    for len in LENGTHS {
+        let key = kv.key(&format!("len:{len}"));
+        for i in 0..LEN_MEMBERS {
+            let m = format!("{i:0len$}");
+            kv.cmd(&["ZADD", &key, &i.to_string(), &m])?;
+        }
+        let bytes: f64 = kv
+            .reply(&["MEMORY", "USAGE", &key])
+            .parse()
+            .map_err(|_| "MEMORY USAGE failed".to_string())?;
+        let bpm = bytes / LEN_MEMBERS as f64;
+        rec.put(
+            &format!("len-{len}-bpm"),
+            Cell::num(bpm, "B/member").with_text(format!("{bpm:.1}")),
+        );
+        kv.cmd(&["DEL", &key])?;
     }
     Ok(())
 }

@@ -7,17 +7,22 @@ use std::time::Instant;
 use redis::Connection;
 use redislab_harness::backend::error_text;
 use redislab_harness::timing::thousands;
-use redislab_harness::Kv;
+use redislab_harness::{Cell, Kv};
 
 use crate::data::shard_of;
 
-/// How many operations ran and how long they took, as a table cell.
-pub fn rate(ops: u64, secs: f64) -> String {
-    format!(
-        "{} ops/s ({} ops in {secs:.2} s)",
-        thousands((ops as f64 / secs) as u64),
-        thousands(ops)
-    )
+/// How many operations ran and how long they took, as a table cell: the rate,
+/// with the count and the seconds as numbers too.
+pub fn rate(ops: u64, secs: f64) -> Cell {
+    let per_s = (ops as f64 / secs).round();
+    Cell::num(per_s, "ops/s")
+        .with("ops", ops as f64, "")
+        .with("seconds", secs, "s")
+        .with_text(format!(
+            "{} ops/s ({} ops in {secs:.2} s)",
+            thousands(per_s as u64),
+            thousands(ops)
+        ))
 }
 
 /// The i-th operation's user: spread over all users and shards.
@@ -61,7 +66,7 @@ pub fn one_client(
     users: u64,
     ops: u64,
     batch: u64,
-) -> Result<String, String> {
+) -> Result<Cell, String> {
     let start = Instant::now();
     run(kv.conn(), shards, users, 0, ops, batch)?;
     Ok(rate(ops, start.elapsed().as_secs_f64()))
@@ -75,7 +80,7 @@ pub fn parallel(
     users: u64,
     threads: u64,
     per_thread: u64,
-) -> Result<String, String> {
+) -> Result<Cell, String> {
     let conns = (0..threads)
         .map(|_| kv.new_connection())
         .collect::<Result<Vec<_>, _>>()?;

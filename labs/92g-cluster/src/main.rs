@@ -29,9 +29,6 @@ use redislab_harness::{run, Kind, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "92g-cluster",
-    title: "Leaderboard on a real Redis Cluster: CROSSSLOT, hash tags, shards, key slots",
-    source:
-        "article 003 (003_3e4dd515730b4f5e.txt), sections 10–11 and \"Vấn đề với Redis Cluster\"",
     uses_pg: false,
 };
 

@@ -17,8 +17,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "92h-cache",
-    title: "Top-100 cache with a 5 s TTL, and rank updates over pub/sub",
-    source: "article 92 (003_3e4dd515730b4f5e.txt), cache and realtime sections",
     uses_pg: false,
 };
 

@@ -16,8 +16,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Recorder, Report};
 
 const LAB: LabInfo = LabInfo {
     id: "zsa-priority",
-    title: "Priority queue: priority × 10^13 + millis, ZPOPMIN, BZPOPMIN",
-    source: "article 04 (004_edfba25da83807d2.txt), section 4.1",
     uses_pg: false,
 };
 

@@ -17,8 +17,6 @@ use redislab_harness::{run, Kind, Kv, LabInfo, Recorder, Report};
 
 const LAB: LabInfo = LabInfo {
     id: "zsb-delayed-lua",
-    title: "Delayed queue: the pop-due script, and at-least-once with a processing zset",
-    source: "article 04 (004_edfba25da83807d2.txt), section 4.2",
     uses_pg: false,
 };
 

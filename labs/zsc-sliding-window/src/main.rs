@@ -15,14 +15,12 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use redislab_harness::jobs::now_ms;
 use redislab_harness::report::Bounds;
-use redislab_harness::{run, Kind, Kv, LabInfo, Recorder, Report};
+use redislab_harness::{run, Cell, Chart, ChartKind, Kind, Kv, LabInfo, Recorder, Report};
 
 use limiter::{fixed, sliding, sliding_cmd, uuid};
 
 const LAB: LabInfo = LabInfo {
     id: "zsc-sliding-window",
-    title: "Sliding-window rate limiter in a zset",
-    source: "article 04 (004_edfba25da83807d2.txt), section 5",
     uses_pg: false,
 };
 
@@ -101,6 +99,7 @@ fn declare(r: &mut Report) {
         Kind::Exact,
         Some("100"),
     );
+    r.exact("boundary-ratio", "… fixed ÷ sliding at the boundary", "2×");
     r.row(
         "hour-card",
         "100,000 requests over one hour, one client: ZCARD",
@@ -171,12 +170,31 @@ fn boundary(kv: &mut Kv, rec: &mut Recorder, rng: &mut ChaCha8Rng) -> Result<(),
         .map(|i| BOUNDARY_MS - 1_000 + i * 9)
         .chain((0..100).map(|i| BOUNDARY_MS + i * 9));
     let (mut by_fixed, mut by_sliding) = (0, 0);
+    // Requests allowed so far, at each request's time relative to the boundary.
+    let (mut fixed_curve, mut sliding_curve) = (Vec::new(), Vec::new());
     for t in times {
         by_fixed += fixed(&mut c, &fixed_key, t, 60_000, 100)?;
         by_sliding += sliding(&mut c, &sliding_key, t, 60_000, 100, &uuid(rng))?;
+        let at = (t - BOUNDARY_MS) as f64;
+        fixed_curve.push([at, by_fixed as f64]);
+        sliding_curve.push([at, by_sliding as f64]);
     }
-    rec.put("boundary-fixed", by_fixed.to_string());
-    rec.put("boundary-sliding", by_sliding.to_string());
+    rec.put(
+        "boundary-fixed",
+        Cell::count(by_fixed as u64, "")
+            .with_text(by_fixed.to_string())
+            .with_points(fixed_curve),
+    );
+    rec.put(
+        "boundary-sliding",
+        Cell::count(by_sliding as u64, "")
+            .with_text(by_sliding.to_string())
+            .with_points(sliding_curve),
+    );
+    rec.put(
+        "boundary-ratio",
+        format!("{}×", by_fixed as f64 / by_sliding.max(1) as f64),
+    );
     Ok(())
 }
 
@@ -196,12 +214,33 @@ fn hour(kv: &mut Kv, rec: &mut Recorder, rng: &mut ChaCha8Rng) -> Result<(), Str
     rec.put("hour-card", kv.reply(&["ZCARD", &key]));
     rec.put("hour-encoding", kv.reply(&["OBJECT", "ENCODING", &key]));
     let bytes = kv.reply(&["MEMORY", "USAGE", &key, "SAMPLES", "0"]);
-    let per = bytes
-        .parse::<f64>()
-        .map_or("-".into(), |b| format!("{:.1}", b / PER_HOUR as f64));
-    rec.put("hour-bytes", bytes);
-    rec.put("hour-per-request", per);
+    match bytes.parse::<f64>() {
+        Ok(b) => {
+            let per = b / PER_HOUR as f64;
+            rec.put("hour-bytes", Cell::num(b, "B").with_text(bytes));
+            rec.put(
+                "hour-per-request",
+                Cell::num(per, "B/request").with_text(format!("{per:.1}")),
+            );
+        }
+        Err(_) => rec.put("hour-bytes", Cell::error(bytes)),
+    }
     Ok(())
+}
+
+/// Requests allowed against time around the minute boundary.
+fn chart(r: &mut Report) {
+    r.chart(
+        Chart::new("boundary", ChartKind::Xy, "100 requests just before a minute boundary and 100 just after (limit 100/min)")
+            .x("ms from the minute boundary", false)
+            .y("requests allowed so far", false)
+            .cell_points("redis", "redis · fixed window (INCR + EXPIRE)", "boundary-fixed")
+            .cell_points("core", "core · fixed window", "boundary-fixed")
+            .cell_points("redis", "redis · sliding window (the zset script)", "boundary-sliding")
+            .cell_points("core", "core · sliding window", "boundary-sliding")
+            .marker(0.0, "minute boundary")
+            .caption("The fixed window's counter starts again at the boundary, so 200 requests pass in under two seconds; the sliding window still sees the first 100 in its last 60 s and refuses everything after them."),
+    );
 }
 
 fn main() -> ExitCode {
@@ -229,6 +268,7 @@ fn main() -> ExitCode {
         })?;
         ctx.note("The script is the article's, unchanged; the lab passes now (ms), window, limit and a member, like the article's Java (clock.millis(), UUID.randomUUID()). The first rows and the boundary rows use a clock the lab sets, as the article's MutableClock suggestion; the burst rows use the real clock.");
         ctx.note("Timestamp members: every request in one millisecond writes the same member, so the zset counts one where several passed; ZCARD stays below the limit far longer and many more requests are let through.");
+        chart(&mut ctx.report);
         ctx.note("Fixed window: counter key per minute (INCR, EXPIRE 60 on the first); 100 requests in the last second of a minute and 100 in the first second of the next all pass: 200 in under 2 s. The sliding window counts the previous 60 s and stops at 100.");
         ctx.note("Memory: each request is a zset entry (36-byte UUID member + score, in the skiplist and the dict), so one busy client at 100,000 requests/hour holds the whole hour's entries.");
         Ok(())

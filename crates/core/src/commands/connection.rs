@@ -111,7 +111,8 @@ pub const COMMANDS: &[CommandSpec] = &[
             "[pattern [pattern ...]]",
         ),
     CommandSpec::client("publish", 3, pubsub::publish)
-        .flags(PUBSUB | LOADING | STALE | FAST)
+        // MAY_REPLICATE (hidden from COMMAND INFO): read-only scripts refuse it.
+        .flags(PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE)
         .group(Group::PubSub)
         .doc("2.0.0", "Posts a message to a channel.", "channel message"),
     CommandSpec::container("pubsub", PUBSUB_SUBCOMMANDS)

@@ -28,7 +28,9 @@ pub const COMMANDS: &[CommandSpec] = &[
             "key [element [element ...]]",
         ),
     CommandSpec::new("pfcount", -2, pfcount)
-        .flags(READONLY)
+        // MAY_REPLICATE: PFCOUNT can rewrite a sketch's cached cardinality
+        // (hidden from COMMAND INFO, but read-only scripts refuse it).
+        .flags(READONLY | MAY_REPLICATE)
         .keys(1, -1, 1)
         .doc(
             "2.8.9",

@@ -150,6 +150,9 @@ fn memory(s: &Server, f: &mut Fields) {
     let used = s.used_memory();
     f.add("used_memory", used);
     f.add("used_memory_human", human_bytes(used as u64));
+    for (k, v) in super::scripting::info_memory(s) {
+        f.add(k, v);
+    }
     let max = s
         .config
         .others
@@ -193,6 +196,7 @@ fn stats(s: &Server, f: &mut Fields) {
     f.add("expired_subkeys", st.expired_subkeys);
     f.add("expired_subkeys_active", st.expired_subkeys_active);
     f.add("evicted_keys", 0);
+    f.add("evicted_scripts", super::scripting::evicted_scripts(s));
     f.add("keyspace_hits", st.keyspace_hits);
     f.add("keyspace_misses", st.keyspace_misses);
     f.add("pubsub_channels", s.pubsub.channel_count());
@@ -298,7 +302,7 @@ fn keyspace(s: &Server, f: &mut Fields) {
     }
 }
 
-fn human_bytes(n: u64) -> String {
+pub(super) fn human_bytes(n: u64) -> String {
     let n = n as f64;
     if n < 1024.0 {
         format!("{}B", n as u64)

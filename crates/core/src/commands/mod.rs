@@ -26,6 +26,7 @@ mod cluster;
 mod connection;
 mod counter;
 mod debug;
+mod functions;
 mod generic;
 mod geo;
 mod geo_search;
@@ -118,6 +119,10 @@ pub const FAMILIES: &[Family] = &[
     Family {
         group: Group::Scripting,
         commands: scripting::COMMANDS,
+    },
+    Family {
+        group: Group::Scripting,
+        commands: functions::COMMANDS,
     },
     Family {
         group: Group::Cluster,

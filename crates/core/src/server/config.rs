@@ -340,6 +340,19 @@ static PARAMS: &[Param] = &[
     text("rdbcompression", "yes"),
     text("rdbchecksum", "yes"),
     text("lua-replicate-commands", "yes"),
+    // Read by scripts (`checkGoodReplicasStatus`): the core has no replicas.
+    Param {
+        name: "min-replicas-to-write",
+        alias: Some("min-slaves-to-write"),
+        kind: Kind::Text("0"),
+        mutable: true,
+    },
+    Param {
+        name: "min-replicas-max-lag",
+        alias: Some("min-slaves-max-lag"),
+        kind: Kind::Text("10"),
+        mutable: true,
+    },
 ];
 
 /// Finds a parameter by its name or alias (any case).

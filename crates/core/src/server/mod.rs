@@ -676,7 +676,8 @@ impl Server {
     }
 
     /// MONITOR: every command, as `+<time> [<db> <addr>] "name" "arg" ...`.
-    fn feed_monitors(&mut self, client: &Client, argv: &[Vec<u8>]) {
+    /// (EVAL and FCALL feed themselves, before their script's commands.)
+    pub(crate) fn feed_monitors(&mut self, client: &Client, argv: &[Vec<u8>]) {
         if self.pubsub.monitors.is_empty() {
             return;
         }

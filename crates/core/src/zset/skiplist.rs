@@ -69,6 +69,7 @@ use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Ordering;
 use std::num::NonZeroU32;
+pub mod dump;
 
 /// Most levels a node can have (`ZSKIPLIST_MAXLEVEL`; enough for 2^64 elements).
 pub const ZSKIPLIST_MAXLEVEL: usize = 32;

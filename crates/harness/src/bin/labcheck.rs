@@ -1,5 +1,7 @@
 //! Compares freshly generated lab reports with the committed baselines.
 //! Used by `./run.sh check`; exits non-zero and names lab, row and reason on failure.
+//! With `--bless` (`./run.sh bless`) it instead prints which rows changed and
+//! copies the fresh reports over the baselines.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,6 +17,9 @@ struct Cli {
     /// Directory with the fresh reports.
     #[arg(long)]
     fresh: PathBuf,
+    /// Print what changed and make the fresh reports the baselines.
+    #[arg(long)]
+    bless: bool,
     /// Lab ids to compare.
     #[arg(required = true)]
     labs: Vec<String>,
@@ -22,6 +27,9 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.bless {
+        return bless(&cli);
+    }
     let (failures, notes) =
         redislab_harness::check::compare_dirs(&cli.baseline, &cli.fresh, &cli.labs);
     for note in &notes {
@@ -40,4 +48,22 @@ fn main() -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
+}
+
+fn bless(cli: &Cli) -> ExitCode {
+    let mut status = ExitCode::SUCCESS;
+    for lab in &cli.labs {
+        match redislab_harness::check::bless(&cli.baseline, &cli.fresh, lab) {
+            Ok(lines) => {
+                for line in lines {
+                    println!("{line}");
+                }
+            }
+            Err(e) => {
+                println!("bless {lab}: {e}");
+                status = ExitCode::FAILURE;
+            }
+        }
+    }
+    status
 }

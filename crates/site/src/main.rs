@@ -1,0 +1,61 @@
+//! `labreport` (`./run.sh report`): writes the HTML report from lab reports.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+#[derive(Parser)]
+#[command(
+    about = "Write the HTML report (index + one page per lab, charts as SVG) from out/<id>.json",
+    after_help = "Reads only the JSON, so it also renders baselines from another machine: \
+                  ./run.sh report --from that/out --no-runs"
+)]
+struct Cli {
+    /// Baselines to render (default: the repository's out/).
+    #[arg(long)]
+    from: Option<PathBuf>,
+    /// Your runs, preferred over the baselines for the same lab (default: runs/).
+    #[arg(long)]
+    runs: Option<PathBuf>,
+    /// Render the baselines only.
+    #[arg(long)]
+    no_runs: bool,
+    /// Where the site goes (default: runs/report/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let root = redislab_harness::paths::repo_root();
+    let from = cli.from.unwrap_or_else(|| root.join("out"));
+    let mut dirs = vec![(from, "baseline")];
+    if !cli.no_runs {
+        dirs.push((cli.runs.unwrap_or_else(|| root.join("runs")), "your run"));
+    }
+    let out = cli.out.unwrap_or_else(|| root.join("runs/report"));
+    let inputs = redislab_site::load(&dirs);
+    if inputs.is_empty() {
+        eprintln!("labreport: no lab reports in {}", dirs[0].0.display());
+        return ExitCode::FAILURE;
+    }
+    match redislab_site::write_site(&inputs, &out) {
+        Ok(s) => {
+            for e in &s.chart_errors {
+                eprintln!("labreport: chart not drawn: {e}");
+            }
+            println!(
+                "labreport: wrote {} ({} pages, {} charts)",
+                out.join("index.html").display(),
+                s.pages,
+                s.charts
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("labreport: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,80 @@
+# Run inside gdb attached to a live redis-server (gdb -p PID -batch -x this):
+# reads the zset skiplist of the robj at REDISLAB_ROBJ from the process memory
+# and prints it as one JSON line after the marker "ZSLDUMP ".
+#
+# REDISLAB_MODE=nodes: every node (member, score, levels with forward pointers
+#   and spans, backward), for a small zset;
+# REDISLAB_MODE=levels: only how many nodes reach each level, by walking each
+#   level's forward chain from the header (a million nodes: no members read).
+#
+# Redis 8.6 layout (src/server.h): zskiplistNode {double score; node *backward;
+# struct {node *forward; unsigned long span;} level[];} with the member's sds
+# embedded after level[]; level[0].span holds zskiplistNodeInfo {uint16
+# sdsoffset; uint8 levels}, and the level-0 span itself is 1 (0 for the tail).
+import json
+import os
+
+import gdb
+
+robj = gdb.parse_and_eval("(robj *)%s" % os.environ["REDISLAB_ROBJ"])
+zs = robj["ptr"].cast(gdb.lookup_type("zset").pointer())
+zsl = zs["zsl"]
+header = zsl["header"]
+level = int(zsl["level"])
+length = int(zsl["length"])
+node_t = gdb.lookup_type("zskiplistNode").pointer()
+char_p = gdb.lookup_type("char").pointer()
+
+
+def lv(node, i):
+    return (node["level"][0].address + i).dereference()
+
+
+def info(node):
+    raw = int(lv(node, 0)["span"])
+    return raw & 0xFFFF, (raw >> 16) & 0xFF  # sdsoffset, levels
+
+
+if os.environ.get("REDISLAB_MODE") == "levels":
+    at_least = []
+    for i in range(level):
+        n, count = lv(header, i)["forward"], 0
+        while int(n) != 0:
+            count += 1
+            n = lv(n, i)["forward"]
+        at_least.append(count)
+    print("ZSLDUMP " + json.dumps({"length": length, "level": level, "at_least": at_least}))
+else:
+    order, place = [], {}
+    n = lv(header, 0)["forward"]
+    while int(n) != 0:
+        place[int(n)] = len(order)
+        order.append(n)
+        n = lv(n, 0)["forward"]
+
+    def link(node, i):
+        f = lv(node, i)["forward"]
+        fwd = place.get(int(f)) if int(f) != 0 else None
+        span = int(lv(node, i)["span"]) if i > 0 else (1 if int(f) != 0 else 0)
+        return {"forward": fwd, "span": span, "forward_addr": hex(int(f))}
+
+    nodes = []
+    for n in order:
+        off, levels = info(n)
+        member = (n.cast(char_p) + off).string(length=-1)
+        back = int(n["backward"])
+        nodes.append({
+            "addr": hex(int(n)),
+            "member": member,
+            "score": float(n["score"]),
+            "levels": [link(n, i) for i in range(levels)],
+            "backward": place.get(back) if back != 0 else None,
+        })
+    out = {
+        "level": level,
+        "length": length,
+        "header": {"addr": hex(int(header)), "levels": [link(header, i) for i in range(level)]},
+        "nodes": nodes,
+        "tail": place.get(int(zsl["tail"])),
+    }
+    print("ZSLDUMP " + json.dumps(out))
