@@ -198,7 +198,8 @@ pub fn encode<'a>(items: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
 pub struct Corrupt;
 
 fn take<'a>(buf: &'a [u8], at: usize, n: usize) -> Result<&'a [u8], Corrupt> {
-    buf.get(at..at.checked_add(n).ok_or(Corrupt)?).ok_or(Corrupt)
+    buf.get(at..at.checked_add(n).ok_or(Corrupt)?)
+        .ok_or(Corrupt)
 }
 
 /// Reads one entry at `at` (which must precede the end byte): the value and
@@ -300,10 +301,32 @@ mod tests {
         let long = "x".repeat(5000);
         let mid = "y".repeat(100);
         let items: Vec<Vec<u8>> = [
-            "0", "127", "128", "-1", "4095", "-4096", "4096", "-4097", "32767", "-32768",
-            "32768", "8388607", "-8388608", "8388608", "2147483647", "-2147483648",
-            "2147483648", "9223372036854775807", "-9223372036854775808", "",
-            "abc", "007", "-0", "+1", &mid, &long,
+            "0",
+            "127",
+            "128",
+            "-1",
+            "4095",
+            "-4096",
+            "4096",
+            "-4097",
+            "32767",
+            "-32768",
+            "32768",
+            "8388607",
+            "-8388608",
+            "8388608",
+            "2147483647",
+            "-2147483648",
+            "2147483648",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "",
+            "abc",
+            "007",
+            "-0",
+            "+1",
+            &mid,
+            &long,
         ]
         .iter()
         .map(|s| s.as_bytes().to_vec())
@@ -311,7 +334,11 @@ mod tests {
         let lp = encode(items.iter().map(|v| v.as_slice()));
         let modelled: usize = items.iter().map(|v| listpack_entry_bytes(v)).sum();
         assert_eq!(lp.len(), HEADER + modelled + 1);
-        let back: Vec<Vec<u8>> = decode(&lp).unwrap().into_iter().map(LpValue::into_bytes).collect();
+        let back: Vec<Vec<u8>> = decode(&lp)
+            .unwrap()
+            .into_iter()
+            .map(LpValue::into_bytes)
+            .collect();
         assert_eq!(back, items);
     }
 
