@@ -984,9 +984,38 @@ impl Hash {
     }
 
     /// `hashTypeConvert(.., OBJ_ENCODING_HT)` of a loaded listpack or
-    /// listpackex hash that holds more fields than the configured limit.
+    /// listpackex hash (the dict presized to its length, filled in its order).
     pub fn convert_loaded(&mut self) {
         self.convert();
+    }
+
+    /// `dictTryExpand` of a loaded hashtable hash: a dict that already holds
+    /// fields starts an incremental rehash into the bigger table, as in Redis.
+    pub fn expand_loaded(&mut self, size: usize) {
+        if let Repr::Table { dict, .. } = &mut self.repr {
+            dict.expand(size);
+        }
+    }
+
+    /// `dictAdd` of one more loaded field to a hashtable hash (a rehash step
+    /// if one is in progress); then the hash is registered with its earliest
+    /// TTL.
+    pub fn add_loaded(&mut self, field: Vec<u8>, value: Vec<u8>, ttl: u64) {
+        if let Repr::Table { dict, alloc, .. } = &mut self.repr {
+            let layout = Layout::new(field.len(), &value, ttl != 0);
+            *alloc += layout.mem_usage(field.len());
+            let expire = (ttl != 0).then_some(ttl);
+            dict.add(
+                field,
+                Entry {
+                    value,
+                    layout,
+                    expire,
+                },
+            );
+        }
+        let min = self.min_expire();
+        self.set_registered(min);
     }
 
     // ----- memory --------------------------------------------------------------

@@ -162,16 +162,15 @@ pub fn verify_payload(p: &[u8]) -> bool {
 }
 
 /// RESTORE's load of a verified payload: the value stored under a key of
-/// `key_len` bytes. The bytes after the value must be exactly the footer.
+/// `key_len` bytes. As in Redis, the reader runs over the whole payload, footer
+/// included (a value cut short may read into it), and bytes left after the
+/// value are not looked at.
 pub fn load_payload(
     p: &[u8],
     key_len: usize,
     opts: &Options,
 ) -> Result<crate::keyspace::Value, LoadError> {
-    let body = p
-        .get(..p.len().saturating_sub(10))
-        .ok_or(LoadError::Corrupt)?;
-    let mut r = read::Reader::new(body);
+    let mut r = read::Reader::new(p);
     let t = r.byte()?;
     let value = read::load_object(&mut r, t, key_len, opts)?;
     Ok(value)

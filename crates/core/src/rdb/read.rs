@@ -536,10 +536,11 @@ fn load_plain_hash(r: &mut Reader<'_>, opts: &Options, meta: bool) -> Result<Has
         return Err(LoadError::EmptyKey);
     }
     let lim = opts.hash;
-    let mut table = n > lim.entries;
     let mut items = Vec::with_capacity(n);
     let mut seen = HashSet::with_capacity(n);
-    for _ in 0..n {
+    // The first field or value too long for a listpack, where Redis converts.
+    let mut too_long: Option<usize> = None;
+    for i in 0..n {
         let ttl = if meta {
             let rel = r.len()?;
             if rel == 0 {
@@ -562,17 +563,46 @@ fn load_plain_hash(r: &mut Reader<'_>, opts: &Options, meta: bool) -> Result<Has
         if !seen.insert(field.clone()) {
             return Err(LoadError::Corrupt);
         }
-        if field.len() > lim.value || value.len() > lim.value {
-            table = true;
+        if too_long.is_none() && (field.len() > lim.value || value.len() > lim.value) {
+            too_long = Some(i);
         }
         items.push((field, value, ttl));
     }
     let presize = if n > DICT_INITIAL { n } else { 0 };
-    Ok(if table {
-        Hash::from_loaded(Loaded::Table { hfe: meta }, items, presize)
-    } else if meta {
-        Hash::from_loaded(Loaded::ListpackEx { verbatim: false }, items, 0)
+    if n > lim.entries {
+        // A hashtable from the start, presized for every field.
+        return Ok(Hash::from_loaded(
+            Loaded::Table { hfe: meta },
+            items,
+            presize,
+        ));
+    }
+    let small = if meta {
+        Loaded::ListpackEx { verbatim: false }
     } else {
-        Hash::from_loaded(Loaded::Listpack, items, 0)
-    })
+        Loaded::Listpack
+    };
+    let Some(j) = too_long else {
+        return Ok(Hash::from_loaded(small, items, 0));
+    };
+    // The fields before `j` went to a listpack; at `j` it converts (the dict
+    // presized to `j`), then the dict is expanded for all `n` fields, which
+    // starts a rehash Redis then advances one step per added field. A plain
+    // hash adds field `j` before that expansion, a hash with TTLs after.
+    let rest = items.split_off(j);
+    let mut h = Hash::from_loaded(small, items, 0);
+    h.convert_loaded();
+    let mut rest = rest.into_iter();
+    if !meta {
+        if let Some((f, v, t)) = rest.next() {
+            h.add_loaded(f, v, t);
+        }
+    }
+    if presize > 0 {
+        h.expand_loaded(presize);
+    }
+    for (f, v, t) in rest {
+        h.add_loaded(f, v, t);
+    }
+    Ok(h)
 }
