@@ -197,7 +197,7 @@ pub fn encode<'a>(items: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Corrupt;
 
-fn take<'a>(buf: &'a [u8], at: usize, n: usize) -> Result<&'a [u8], Corrupt> {
+fn take(buf: &[u8], at: usize, n: usize) -> Result<&[u8], Corrupt> {
     buf.get(at..at.checked_add(n).ok_or(Corrupt)?)
         .ok_or(Corrupt)
 }

@@ -324,7 +324,7 @@ fn one_case(both: &mut Both, rng: &mut ChaCha8Rng, kind: usize) -> Option<String
 
     let pc = both.core_payload("k");
     let pr = both.redis_payload("k");
-    let ordered = !(enc == "hashtable");
+    let ordered = enc != "hashtable";
     if ordered {
         assert_eq!(pc, pr, "DUMP bytes of a {enc} (kind {kind})");
         both.compared += 1;

@@ -11,10 +11,11 @@
 //! reply of each RESP3 type, to see how a client shows it), ERROR, LOG,
 //! CHANGE-REPL-ID (nothing to change: OK), QUICKLIST-PACKED-THRESHOLD (from this
 //! size on a list element gets a plain node of its own; per thread, where Redis's
-//! is per process, see [`crate::list::quicklist`]), RELOAD (what saving and
-//! loading changes: expired keys dropped, lists rebuilt as loading builds them),
-//! LISTPACK (checks the key is a listpack; Redis also prints it on its stdout),
-//! HELP.
+//! is per process, see [`crate::list::quicklist`]), RELOAD (every database
+//! saved as an RDB image and loaded back, [`crate::rdb::file`]), OBJECT (Redis's
+//! line, `serializedlength` from the RDB writer), DIGEST and DIGEST-VALUE
+//! (Redis's SHA1 digests, [`crate::rdb::digest`]), SDSLEN, LISTPACK (checks the
+//! key is a listpack; Redis also prints it on its stdout), HELP.
 
 use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::keyspace::Value;
@@ -319,12 +320,18 @@ fn help() -> Reply {
         "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "CHANGE-REPL-ID",
         "    Change the replication IDs of the instance (nothing to change on the core).",
+        "DIGEST",
+        "    Output a hex signature representing the current DB content.",
+        "DIGEST-VALUE <key> [<key> ...]",
+        "    Output a hex signature of the values of all the specified keys.",
         "ERROR <string>",
         "    Return a Redis protocol error with <string> as message.",
         "LISTPACK <key>",
         "    Show low level info about the ziplist encoding of <key>.",
         "LOG <message>",
         "    Write <message> to the server log.",
+        "OBJECT <key>",
+        "    Show low level info about the <key> and associated value.",
         "PROTOCOL <type>",
         "    Reply with a test value of the specified type. <type> can be: string,",
         "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
@@ -332,8 +339,10 @@ fn help() -> Reply {
         "QUICKLIST-PACKED-THRESHOLD <size>",
         "    Sets the threshold for elements to be inserted as plain vs packed nodes",
         "RELOAD [MERGE] [NOFLUSH] [NOSAVE]",
-        "    Save the RDB on disk and reload it back to memory (the core: expired keys",
-        "    dropped, lists rebuilt).",
+        "    Save the RDB on disk and reload it back to memory (the core: an RDB image",
+        "    in memory).",
+        "SDSLEN <key>",
+        "    Show low level SDS string info representing <key> and value.",
         "SET-ACTIVE-EXPIRE <0|1>",
         "    Setting it to 0 disables expiring keys in background when they are not",
         "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",

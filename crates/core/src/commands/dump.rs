@@ -29,6 +29,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("restore", -4, restore)
         .flags(WRITE | DENYOOM)
         .keys(1, 1, 1)
+        .acl(&["@keyspace", "@dangerous"])
         .doc(
             "2.6.0",
             "Creates a key from a value serialized by DUMP.",

@@ -84,14 +84,14 @@ pub fn load(image: &[u8], opts: &Options) -> Result<Vec<LoadedKey>, LoadError> {
         match t {
             opcode::EOF => break,
             opcode::SELECTDB => {
-                db = usize::try_from(r.len()?).map_err(|_| LoadError::Corrupt)?;
+                db = usize::try_from(r.length()?).map_err(|_| LoadError::Corrupt)?;
                 if db >= crate::server::DATABASES {
                     return Err(LoadError::Corrupt);
                 }
             }
             opcode::RESIZEDB => {
-                r.len()?;
-                r.len()?;
+                r.length()?;
+                r.length()?;
             }
             opcode::EXPIRETIME_MS => expiry = Some(r.ms()? as i64),
             opcode::EXPIRETIME => {
@@ -104,7 +104,7 @@ pub fn load(image: &[u8], opts: &Options) -> Result<Vec<LoadedKey>, LoadError> {
                 r.string()?;
             }
             opcode::IDLE => {
-                r.len()?;
+                r.length()?;
             }
             opcode::FREQ => {
                 r.byte()?;

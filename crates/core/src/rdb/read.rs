@@ -84,7 +84,7 @@ impl<'a> Reader<'a> {
     }
 
     /// `rdbLoadLen`: a plain length (an encoding tag here is corruption).
-    pub fn len(&mut self) -> Result<u64, LoadError> {
+    pub fn length(&mut self) -> Result<u64, LoadError> {
         match self.len_or_enc()? {
             Len::Plain(n) => Ok(n),
             Len::Encoded(_) => Err(LoadError::Corrupt),
@@ -93,7 +93,7 @@ impl<'a> Reader<'a> {
 
     /// A count of things that each take at least one more byte.
     pub fn count(&mut self) -> Result<usize, LoadError> {
-        let n = self.len()?;
+        let n = self.length()?;
         usize::try_from(n)
             .ok()
             .filter(|&n| n <= self.remaining())
@@ -120,8 +120,8 @@ impl<'a> Reader<'a> {
                     .into_bytes())
             }
             Len::Encoded(ENC_LZF) => {
-                let clen = usize::try_from(self.len()?).map_err(|_| LoadError::Corrupt)?;
-                let len = usize::try_from(self.len()?).map_err(|_| LoadError::Corrupt)?;
+                let clen = usize::try_from(self.length()?).map_err(|_| LoadError::Corrupt)?;
+                let len = usize::try_from(self.length()?).map_err(|_| LoadError::Corrupt)?;
                 let c = self.take(clen)?;
                 if len > lzf::max_expansion(clen) {
                     return Err(LoadError::Corrupt);
@@ -230,7 +230,7 @@ fn load_quicklist(r: &mut Reader<'_>, opts: &Options) -> Result<List, LoadError>
     }
     let mut ql = new_quicklist(opts);
     for _ in 0..n {
-        let container = r.len()?;
+        let container = r.length()?;
         let data = r.string()?;
         if data.is_empty() {
             return Err(LoadError::Corrupt);
@@ -542,7 +542,7 @@ fn load_plain_hash(r: &mut Reader<'_>, opts: &Options, meta: bool) -> Result<Has
     let mut too_long: Option<usize> = None;
     for i in 0..n {
         let ttl = if meta {
-            let rel = r.len()?;
+            let rel = r.length()?;
             if rel == 0 {
                 0
             } else {
