@@ -99,9 +99,10 @@ fn restore(s: &mut Server, a: &Args) -> CmdResult {
         t if absttl => Some(t),
         t => Some(t.wrapping_add(now)),
     };
-    let deleted = replace && s.keyspace.remove(key);
+    if replace {
+        s.keyspace.remove(key);
+    }
     if deadline.is_some_and(|t| t <= now) {
-        let _ = deleted;
         s.stats.expired_keys += 1;
         return Ok(Reply::ok());
     }

@@ -296,9 +296,7 @@ fn load_plain_set(r: &mut Reader<'_>, opts: &Options) -> Result<Set, LoadError> 
         if let State::Intset(values) = &mut state {
             match crate::num::parse_i64(&m) {
                 Some(v) => {
-                    if values.contains(&v) {
-                        return Err(LoadError::Corrupt);
-                    }
+                    // Distinct canonical integer strings are distinct integers.
                     values.push(v);
                     continue;
                 }
