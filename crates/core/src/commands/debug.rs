@@ -117,12 +117,13 @@ fn quicklist_packed_threshold(a: &Args) -> CmdResult {
 /// each value with the current thresholds, drops keys past their TTL and gives
 /// every key a fresh LRU/LFU field, as Redis's does. The core keeps no dump
 /// file, so NOSAVE loads what a save would write now; NOFLUSH loads over the
-/// data in memory, which MERGE allows to hold the same keys (the core merges
-/// with or without MERGE).
+/// data in memory, and without MERGE that fails when a key or a function
+/// library of the image is already there.
 fn reload(s: &mut Server, a: &Args) -> CmdResult {
-    let (mut flush, mut save) = (true, true);
+    let (mut flush, mut save, mut merge) = (true, true, false);
     for j in 2..a.len() {
         if a.is(j, "merge") {
+            merge = true;
         } else if a.is(j, "noflush") {
             flush = false;
         } else if a.is(j, "nosave") {
@@ -139,6 +140,19 @@ fn reload(s: &mut Server, a: &Args) -> CmdResult {
     let image = save_image(s, opts.compress);
     let keys = crate::rdb::file::load(&image, &opts)
         .map_err(|_| Reply::error("ERR Error trying to load the RDB dump, check server logs."))?;
+    let load_error = || Reply::error("ERR Error trying to load the RDB dump, check server logs.");
+    if !flush && !merge {
+        // Without MERGE, what the image holds must not be in memory already:
+        // Redis refuses a function library that exists (and stops on a
+        // duplicate key, which the core refuses as well).
+        let libraries = s
+            .scripting
+            .as_ref()
+            .map_or(0, |e| e.functions().library_count());
+        if libraries > 0 || keys.iter().any(|(db, k, _, _)| s.db(*db).peek(k).is_some()) {
+            return Err(load_error());
+        }
+    }
     if flush {
         for db in 0..crate::server::DATABASES {
             s.db_mut(db).clear();

@@ -196,6 +196,21 @@ fn reload_keeps_values_encodings_and_expiries() {
     s.cmd(&["SET", "gone", "x", "PX", "1"]);
     std::thread::sleep(std::time::Duration::from_millis(3));
     assert_eq!(s.cmd(&["DEBUG", "DIGEST"]), before);
+    // NOFLUSH without MERGE refuses keys already in memory; with MERGE it loads.
+    let err = Reply::error("ERR Error trying to load the RDB dump, check server logs.");
+    assert_eq!(s.cmd(&["DEBUG", "RELOAD", "NOFLUSH"]), err);
+    assert_eq!(s.cmd(&["DEBUG", "RELOAD", "NOFLUSH", "MERGE"]), Reply::ok());
+    assert_eq!(s.cmd(&["DEBUG", "DIGEST"]), before);
+    let mut empty = Server::new();
+    assert_eq!(empty.cmd(&["DEBUG", "RELOAD", "NOFLUSH"]), Reply::ok());
+    empty.cmd(&[
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=lib\nredis.register_function('f', function() return 1 end)",
+    ]);
+    assert_eq!(empty.cmd(&["DEBUG", "RELOAD", "NOFLUSH"]), err);
+    assert_eq!(empty.cmd(&["DEBUG", "RELOAD"]), Reply::ok());
+    assert_eq!(empty.cmd(&["FCALL", "f", "0"]), Reply::Integer(1));
     assert_eq!(
         s.cmd(&["DEBUG", "RELOAD", "BOGUS"]),
         Reply::error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")
