@@ -136,6 +136,11 @@ fn every_encoding_round_trips_keeping_encoding_and_digest() {
             assert_eq!(p, q, "{key}");
         }
     }
+    // The plain node came back as a plain node.
+    let Some(crate::keyspace::Value::List(l)) = s.db(0).peek(b"plain-copy") else {
+        panic!("plain-copy")
+    };
+    assert!(l.quicklist().unwrap().nodes().any(|n| n.is_plain()));
     // Field TTLs survive, and the copy is registered for active expiry.
     assert_eq!(
         s.cmd(&["HPEXPIRETIME", "hhtttl-copy", "FIELDS", "2", "f1", "f2"]),
