@@ -25,6 +25,8 @@ usage: ./run.sh COMMAND
   ./run.sh report [--from DIR] [--out DIR]
                              the HTML report (runs/report/index.html) from the
                              JSON in out/, with your runs in runs/ preferred
+  ./run.sh bench [--out DIR] redis-benchmark on the core's listener and Redis, same run
+                             (runs/bench.{txt,json}: req/s, p99, ratios, bytes/member)
   ./run.sh test              unit, differential and report tests, then check
 EOF
 }
@@ -163,6 +165,16 @@ run_tests() {
   else
     cargo test --release --workspace
   fi
+  # From outside: Redis's own Tcl tests (held at the committed per-file floor, the
+  # 90%/95% target reported), the clients people use in RESP2 and RESP3, and
+  # redis-cli's tools with redis-benchmark, each on the core beside a real Redis.
+  mkdir -p runs
+  scripts/redis-tcl-suite.sh --core-only --floor scripts/tcl-suite-core-floor.json \
+    --min-file-ratio 0.9 --min-overall 0.95 --out runs
+  scripts/client-compat.sh --strict --out runs
+  scripts/cli-tools-check.sh --strict --out runs
+  # Every lab with --redis-url pointed at a second core listener.
+  scripts/labs-on-core.sh
   check
 }
 
@@ -193,6 +205,7 @@ case "$cmd" in
     bless "${ids[@]}"
     ;;
   report) report "$@" ;;
+  bench) scripts/bench.sh "$@" ;;
   check)
     ids=()
     for want in "$@"; do

@@ -5,6 +5,7 @@
 #                                         raw outputs in target/cli-tools/<tool>-<server>.txt
 #   scripts/cli-tools-check.sh --out DIR
 #   scripts/cli-tools-check.sh -n 20000   redis-benchmark requests per test (default 20000)
+#   scripts/cli-tools-check.sh --strict   exit 1 unless every tool is ok on the core
 #
 # Per server: seed a few keys of every type (redis-cli), then
 #   redis-cli --stat -i 1 (4 s), --bigkeys, --memkeys, --scan --pattern 'x*',
@@ -21,15 +22,18 @@ cd "$root"
 
 out=out
 requests=20000
+strict=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="$2"; shift 2 ;;
+    --strict) strict=1; shift ;;
     -n) requests="$2"; shift 2 ;;
     -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "cli-tools-check: unknown option $1" >&2; exit 2 ;;
   esac
 done
 
+mkdir -p "$out"
 servers_start
 cli="$REDIS_BIN_DIR/redis-cli"
 bench="$REDIS_BIN_DIR/redis-benchmark"
@@ -129,3 +133,11 @@ done
 } >>"$summary"
 mv "$summary" "$out/cli-tools.txt"
 cat "$out/cli-tools.txt"
+if [ "$strict" = 1 ]; then
+  bad=()
+  for t in "${tools[@]}"; do [ "${V[$t-core]}" = ok ] || bad+=("$t=${V[$t-core]}"); done
+  if [ "${#bad[@]}" -gt 0 ]; then
+    echo "cli-tools-check: not ok on the core: ${bad[*]}" >&2
+    exit 1
+  fi
+fi

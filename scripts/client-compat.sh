@@ -68,6 +68,7 @@ if want node-redis || want ioredis; then
 fi
 
 # --- run -------------------------------------------------------------------------------
+mkdir -p "$out"
 servers_start
 tdir="${CLIENT_COMPAT_TRANSCRIPTS:-target/client-compat}"
 mkdir -p "$tdir"

@@ -92,3 +92,30 @@ fn client_unblock_ends_a_wait_with_a_null_or_an_error() {
     send(&mut admin, &["CLIENT", "UNBLOCK", &id]);
     assert_eq!(read_exact_text(&mut admin, 4), ":0\r\n");
 }
+
+/// Redis's zset.tcl "BZPOPMIN, ZADD + DEL + SET should not awake blocked client":
+/// a transaction that leaves a string under the key must not wake the waiter
+/// (the core used to retry it and answer WRONGTYPE); a later ZADD serves it.
+#[test]
+fn a_key_that_ends_up_a_string_does_not_wake_a_zset_pop() {
+    let listener = CoreListener::start(0).unwrap();
+    let mut waiter = connect(&listener);
+    let mut writer = connect(&listener);
+    send(&mut waiter, &["BZPOPMIN", "zset", "0"]);
+    std::thread::sleep(Duration::from_millis(100));
+    for cmd in [
+        &["MULTI"][..],
+        &["ZADD", "zset", "0", "foo"],
+        &["DEL", "zset"],
+        &["SET", "zset", "foo"],
+        &["EXEC"],
+        &["DEL", "zset"],
+        &["ZADD", "zset", "1", "bar"],
+    ] {
+        send(&mut writer, cmd);
+    }
+    let replies = "+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n*3\r\n:1\r\n:1\r\n+OK\r\n:1\r\n:1\r\n";
+    assert_eq!(read_exact_text(&mut writer, replies.len()), replies);
+    let reply = "*3\r\n$4\r\nzset\r\n$3\r\nbar\r\n$1\r\n1\r\n";
+    assert_eq!(read_exact_text(&mut waiter, reply.len()), reply);
+}

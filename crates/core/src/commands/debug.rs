@@ -65,6 +65,12 @@ pub fn debug(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
             eprintln!("DEBUG LOG: {}", String::from_utf8_lossy(a.bytes(2)));
             Ok(Reply::ok())
         }
+        _ if a.is(1, "set-disable-deny-scripts") && n == 3 => {
+            // Lets scripts call commands flagged no-script (Redis's tests use it
+            // to reach DEBUG PROTOCOL from Lua).
+            crate::scripting::set_deny_scripts_disabled(s, atoi(a.bytes(2)) != 0);
+            Ok(Reply::ok())
+        }
         _ if a.is(1, "change-repl-id") && n == 2 => Ok(Reply::ok()),
         _ if a.is(1, "quicklist-packed-threshold") && n == 3 => quicklist_packed_threshold(a),
         _ if a.is(1, "reload") => reload(s, a),
@@ -361,6 +367,8 @@ fn help() -> Reply {
         "    Setting it to 0 disables expiring keys in background when they are not",
         "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
         "    default.",
+        "SET-DISABLE-DENY-SCRIPTS <0|1>",
+        "    Let scripts call commands that are normally denied in scripts (1), or not (0).",
         "SLEEP <seconds>",
         "    Stop the server for <seconds>. Decimals allowed.",
         "HELP",
@@ -373,6 +381,25 @@ fn help() -> Reply {
 mod tests {
     use crate::reply::Protocol;
     use crate::{Reply, Server};
+
+    /// scripting.tcl's RESP parsing tests reach DEBUG PROTOCOL from Lua this way.
+    #[test]
+    fn deny_scripts_can_be_lifted_for_debug_protocol() {
+        let mut s = Server::new();
+        let script = "return redis.call('debug', 'protocol', 'true')";
+        let refused = s.cmd(&["EVAL", script, "0"]);
+        assert!(
+            matches!(&refused, Reply::Error(e) if e.contains("not allowed from script")),
+            "{refused:?}"
+        );
+        assert_eq!(
+            s.cmd(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1"]),
+            Reply::ok()
+        );
+        assert_eq!(s.cmd(&["EVAL", script, "0"]), Reply::Integer(1));
+        s.cmd(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0"]);
+        assert!(matches!(s.cmd(&["EVAL", script, "0"]), Reply::Error(_)));
+    }
 
     #[test]
     fn protocol_replies_in_both_protocols() {

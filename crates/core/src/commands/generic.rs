@@ -12,6 +12,7 @@
 use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::keyspace::now_ms;
 use crate::reply::{errors, Reply};
+use crate::server::notify;
 
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("dbsize", 1, dbsize)
@@ -168,10 +169,14 @@ fn del_command(s: &mut Server, a: &Args) -> CmdResult {
 /// the number of live keys deleted; an expired key is deleted as expired and not
 /// counted (`delGenericCommand`).
 pub fn del(s: &mut Server, a: &Args) -> Reply {
-    let removed = (1..a.len())
-        .filter(|&i| s.keyspace.remove(a.bytes(i)))
-        .count();
-    Reply::Integer(removed as i64)
+    let mut removed = 0;
+    for i in 1..a.len() {
+        if s.keyspace.remove(a.bytes(i)) {
+            s.notify_here(notify::GENERIC, "del", a.bytes(i));
+            removed += 1;
+        }
+    }
+    Reply::Integer(removed)
 }
 
 /// Counts every argument that names a live key, duplicates included (as Redis does).
@@ -258,8 +263,10 @@ fn expire_generic(s: &mut Server, a: &Args, unit_ms: i64, base_ms: i64, name: &s
     }
     if at <= now_ms() {
         s.keyspace.remove(key);
+        s.notify_here(notify::GENERIC, "del", key);
     } else {
         s.keyspace.set_expiry(key, Some(at));
+        s.notify_here(notify::GENERIC, "expire", key);
     }
     Ok(Reply::Integer(1))
 }
@@ -306,6 +313,7 @@ fn persist(s: &mut Server, a: &Args) -> CmdResult {
     match s.keyspace.expiry(key) {
         Some(Some(_)) => {
             s.keyspace.set_expiry(key, None);
+            s.notify_here(notify::GENERIC, "persist", key);
             Ok(Reply::Integer(1))
         }
         _ => Ok(Reply::Integer(0)),
