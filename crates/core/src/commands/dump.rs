@@ -16,6 +16,7 @@ use crate::keyspace::now_ms;
 use crate::lru::{Policy, LRU_CLOCK_MAX};
 use crate::rdb::{self, Options};
 use crate::reply::{errors, Reply};
+use crate::server::notify;
 
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("dump", 2, dump)
@@ -99,10 +100,17 @@ fn restore(s: &mut Server, a: &Args) -> CmdResult {
         t if absttl => Some(t),
         t => Some(t.wrapping_add(now)),
     };
-    if replace {
-        s.keyspace.remove(key);
-    }
+    // The old value's type, for the overwritten/type_changed events.
+    let old = if replace {
+        s.overwrite_probe(key)
+    } else {
+        None
+    };
+    let deleted = replace && s.keyspace.remove(key);
     if deadline.is_some_and(|t| t <= now) {
+        if deleted {
+            s.notify_here(notify::GENERIC, "del", key);
+        }
         s.stats.expired_keys += 1;
         return Ok(Reply::ok());
     }
@@ -122,6 +130,10 @@ fn restore(s: &mut Server, a: &Args) -> CmdResult {
     };
     if let Some(field) = field {
         s.keyspace.set_lru_field(key, field);
+    }
+    s.notify_here(notify::GENERIC, "restore", key);
+    if deleted {
+        s.notify_overwritten(key, old);
     }
     Ok(Reply::ok())
 }
