@@ -739,6 +739,30 @@ impl Keyspace {
         self.entries.iter().map(|(k, _)| k)
     }
 
+    /// Every entry in dict order with its deadline, nothing expired or touched
+    /// (what an RDB save and DEBUG DIGEST walk).
+    pub fn entries_with_expiry(&self) -> impl Iterator<Item = (&[u8], &Value, Option<i64>)> {
+        self.entries
+            .iter()
+            .map(|(k, e)| (k, &e.value, e.expires_at_ms))
+    }
+
+    /// A key's value, deadline and LRU/LFU field without the lazy-expiry check
+    /// or a touch (`dbFind`, DEBUG OBJECT).
+    pub fn peek_entry(&self, key: &[u8]) -> Option<(&Value, Option<i64>, u32)> {
+        let at = self.entries.peek_entry(key)?;
+        let e = self.entries.value_at(at);
+        Some((&e.value, e.expires_at_ms, e.lru))
+    }
+
+    /// Sets the LRU/LFU field of a present key (RESTORE's IDLETIME / FREQ,
+    /// `objectSetLRUOrLFU`).
+    pub fn set_lru_field(&mut self, key: &[u8], field: u32) {
+        if let Some(at) = self.entries.peek_entry(key) {
+            self.entries.value_at_mut(at).lru = field;
+        }
+    }
+
     /// The keys in dict order that are not past their deadline at `now`
     /// (KEYS: `keyIsExpired`, nothing deleted).
     pub fn live_keys(&self, now: i64) -> impl Iterator<Item = &[u8]> {

@@ -495,3 +495,56 @@ fn active_expiry_is_notified_like_redis() {
     assert_eq!(seen[0].0, b":1\r\n");
     eprintln!("active expiry notified alike: {:?}", seen[0].2.len());
 }
+
+/// RESTORE notifies `restore`, then `overwritten`/`type_changed` when REPLACE
+/// deleted an old value, and `del` when REPLACE meets an already-passed ABSTTL
+/// (cluster.c's restoreCommand), the same payload going to both servers.
+#[test]
+fn restore_is_notified_like_redis() {
+    let Some(server) = redis_with_debug() else {
+        return;
+    };
+    let core_listener = CoreListener::start(0).expect("core listener");
+    let mut redis = Side::new(server.port, false, "KEAoc");
+    let mut core = Side::new(core_listener.port(), false, "KEAoc");
+    let sadd = argv(&["SADD", "src", "a", "b"]);
+    assert_eq!(core.run(&sadd, 100), redis.run(&sadd, 100));
+    let raw = redis.cmd.call(&argv(&["DUMP", "src"])).unwrap();
+    // `$<len>\r\n<payload>\r\n`
+    let start = raw.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let payload = raw[start..raw.len() - 2].to_vec();
+    let with = |parts: &[&str]| -> Vec<Vec<u8>> {
+        parts
+            .iter()
+            .map(|p| {
+                if *p == "PAYLOAD" {
+                    payload.clone()
+                } else {
+                    p.as_bytes().to_vec()
+                }
+            })
+            .collect()
+    };
+    let script: Vec<Vec<Vec<u8>>> = vec![
+        with(&["RESTORE", "k", "0", "PAYLOAD"]),
+        with(&["RESTORE", "k", "0", "PAYLOAD", "REPLACE"]),
+        with(&["SET", "s", "v"]),
+        with(&["RESTORE", "s", "0", "PAYLOAD", "REPLACE"]),
+        with(&["RESTORE", "s", "1", "PAYLOAD", "REPLACE", "ABSTTL"]),
+        with(&["RESTORE", "s", "1", "PAYLOAD", "REPLACE", "ABSTTL"]),
+        with(&["RESTORE", "k", "0", "PAYLOAD"]),
+    ];
+    let mut notifications = 0;
+    for (n, cmd) in script.iter().enumerate() {
+        let want = redis.run(cmd, n);
+        let got = core.run(cmd, n);
+        assert_eq!(got, want, "command {n}");
+        notifications += want.len();
+    }
+    redis.finish();
+    core.finish();
+    assert!(
+        notifications >= 8,
+        "RESTORE notified too little: {notifications}"
+    );
+}
