@@ -9,7 +9,7 @@
 #                                              the core against the committed baseline;
 #                                              exits 1 below the target (CI)
 #   --files unit/geo,unit/scan    a subset      --time-limit S   per file and server (420)
-#   --out DIR                     results dir    --shim-preamble  analysis only (notes/tcl-gaps.md)
+#   --out DIR                     results dir    --shim-preamble  analysis only (scripts/tcl_gaps.py)
 #   --exclusions FILE             default scripts/tcl-suite-exclusions.txt
 #
 # Per file the runner is  tclsh tests/test_helper.tcl --host 127.0.0.1 --port P --singledb
