@@ -22,9 +22,14 @@
 
 pub mod skiplist;
 
-use crate::dict::Dict;
+use crate::dict::{Dict, EntryRef};
 
-pub use skiplist::{LexBound, LexRange, ScoreRange, SkipList};
+pub use skiplist::{LexBound, LexRange, NodeKey, ScoreRange, SkipList};
+
+/// The dict's test for "this entry is `member`": the bytes behind the handle.
+fn is<'a>(order: &'a SkipList, member: &'a [u8]) -> impl Fn(&NodeKey) -> bool + 'a {
+    move |&k| order.member_of(k) == member
+}
 
 /// Options of ZADD that change how one (score, member) pair is applied.
 #[derive(Clone, Copy, Debug, Default)]
@@ -105,11 +110,13 @@ impl Encoding {
 
 #[derive(Debug)]
 pub struct Zset {
-    /// Member → score. While the set is a skiplist this is Redis's own dict, with
+    /// Member → node. While the set is a skiplist this is Redis's own dict, with
     /// its table sizes, rehashing and biased random draw; while it is a listpack
     /// (which Redis scans instead) it is only the core's index, rebuilt the way
-    /// Redis fills a new dict when the set converts.
-    scores: Dict<f64>,
+    /// Redis fills a new dict when the set converts. Its keys are handles of
+    /// the skiplist's nodes, hashed and compared through the member bytes the
+    /// node holds; the score is read from the node.
+    dict: Dict<(), NodeKey>,
     order: SkipList,
     encoding: Encoding,
 }
@@ -123,7 +130,7 @@ impl Default for Zset {
 impl Zset {
     pub fn new() -> Zset {
         Zset {
-            scores: Dict::new(),
+            dict: Dict::new(),
             order: SkipList::new(),
             encoding: Encoding::Listpack,
         }
@@ -154,10 +161,11 @@ impl Zset {
         self.encoding = Encoding::Skiplist;
         let mut dict = Dict::new();
         dict.expand(cap);
-        for (score, member) in self.order.iter() {
-            dict.add(member.to_vec(), score);
+        for key in self.order.keys() {
+            let member = self.order.member_of(key);
+            dict.add_by(dict.hash_of(member), key, (), is(&self.order, member));
         }
-        self.scores = dict;
+        self.dict = dict;
     }
 
     /// `zsetConvert(zobj, OBJ_ENCODING_SKIPLIST)`, which SORT applies to any
@@ -171,7 +179,7 @@ impl Zset {
     /// The members in the order the dict beside the skiplist walks them (how
     /// SORT loads a sorted set it sorts).
     pub fn dict_members(&self) -> impl Iterator<Item = &[u8]> {
-        self.scores.iter().map(|(m, _)| m)
+        self.dict.keys().map(|&k| self.order.member_of(k))
     }
 
     /// Buckets of the dict beside the skiplist (both tables while it rehashes),
@@ -179,7 +187,7 @@ impl Zset {
     pub fn dict_buckets(&self) -> usize {
         match self.encoding {
             Encoding::Listpack => 0,
-            Encoding::Skiplist => self.scores.bucket_count(),
+            Encoding::Skiplist => self.dict.bucket_count(),
         }
     }
 
@@ -197,8 +205,7 @@ impl Zset {
         }
         for (member, score) in items {
             let kept = z.stored(score);
-            z.order.insert(kept, member.clone());
-            z.scores.add(member, kept);
+            z.insert_both(kept, &member);
         }
         z
     }
@@ -213,14 +220,25 @@ impl Zset {
         let mut z = Zset::new();
         z.encoding = self.encoding;
         if self.encoding == Encoding::Skiplist {
-            z.scores.expand(self.len());
+            z.dict.expand(self.len());
         }
-        let items: Vec<(f64, Vec<u8>)> = self.order.iter().map(|(s, m)| (s, m.to_vec())).collect();
+        let items: Vec<(f64, &[u8])> = self.order.iter().collect();
         for (score, member) in items.into_iter().rev() {
-            z.order.insert(score, member.clone());
-            z.scores.add(member, score);
+            z.insert_both(score, member);
         }
         z
+    }
+
+    /// The skiplist insert, then `dictAdd` (building a set whole).
+    fn insert_both(&mut self, score: f64, member: &[u8]) {
+        let key = self.order.insert(score, member);
+        let hash = self.dict.hash_of(member);
+        self.dict.add_by(hash, key, (), is(&self.order, member));
+    }
+
+    /// The node a dict entry names.
+    fn key_at(&self, at: EntryRef) -> NodeKey {
+        *self.dict.entry_at(at).0
     }
 
     /// The value actually kept: a listpack stores integral scores as integers, so
@@ -234,17 +252,20 @@ impl Zset {
     }
 
     pub fn len(&self) -> usize {
-        self.scores.len()
+        self.dict.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.scores.is_empty()
+        self.dict.is_empty()
     }
 
     /// The score of `member`. Unlike Redis's lookup this does not advance an
     /// ongoing rehash by a step (reads take `&self` here); only writes do.
     pub fn score(&self, member: &[u8]) -> Option<f64> {
-        self.scores.peek(member).copied()
+        let found = self
+            .dict
+            .peek_by(self.dict.hash_of(member), is(&self.order, member))?;
+        Some(self.order.score_of(self.key_at(found)))
     }
 
     /// All elements, lowest score first (ties by member bytes).
@@ -266,15 +287,16 @@ impl Zset {
         }
         // Redis looks the member up once (one rehash step), then decides.
         // The member is hashed once here for the peek and the step after it.
-        let hash = self.scores.hash_of(member);
-        let Some(current) = self.scores.peek_hashed(hash, member).copied() else {
+        let hash = self.dict.hash_of(member);
+        let Some(found) = self.dict.peek_by(hash, is(&self.order, member)) else {
             if flags.xx {
-                self.scores.contains_key(member);
+                self.dict.lookup_by(hash, is(&self.order, member));
                 return AddOutcome::Skipped;
             }
             return self.add_new(score, member, hash, limits);
         };
-        self.scores.get_mut_hashed(hash, member);
+        let current = self.order.score_of(self.key_at(found));
+        self.dict.lookup_by(hash, is(&self.order, member));
         if flags.nx {
             return AddOutcome::Skipped;
         }
@@ -289,10 +311,10 @@ impl Zset {
             return AddOutcome::Unchanged(new);
         }
         let kept = self.stored(new);
+        // The node keeps its handle; the dict's second lookup (where Redis
+        // stores the new score through the entry) still takes its rehash step.
         self.order.update_score(current, member, kept);
-        if let Some(slot) = self.scores.get_mut_hashed(hash, member) {
-            *slot = kept;
-        }
+        self.dict.lookup_by(hash, is(&self.order, member));
         AddOutcome::Updated(new)
     }
 
@@ -306,17 +328,18 @@ impl Zset {
         {
             self.convert(self.len() + 1);
             // A new dict; hash again rather than assume it has the same seed.
-            hash = self.scores.hash_of(member);
+            hash = self.dict.hash_of(member);
         }
         let kept = self.stored(score);
-        self.order.insert(kept, member.to_vec());
-        self.scores.insert_absent(hash, member.to_vec(), kept);
+        let key = self.order.insert(kept, member);
+        self.dict.insert_absent_by(hash, key, ());
         AddOutcome::Added(score)
     }
 
     pub fn remove(&mut self, member: &[u8]) -> bool {
-        match self.scores.remove(member) {
-            Some(score) => self.order.delete(score, member),
+        let hash = self.dict.hash_of(member);
+        match self.dict.remove_by(hash, is(&self.order, member)) {
+            Some((key, ())) => self.order.delete(self.order.score_of(key), member),
             None => false,
         }
     }
@@ -330,10 +353,10 @@ impl Zset {
                 let rank = crate::sampling::c_rand(rng) as usize % self.len();
                 self.order.get_by_rank(rank).map(|(s, m)| (m.to_vec(), s))
             }
-            Encoding::Skiplist => self
-                .scores
-                .fair_random_entry(rng)
-                .map(|(m, s)| (m.to_vec(), *s)),
+            Encoding::Skiplist => {
+                let key = *self.dict.fair_random_by(rng)?.0;
+                Some((self.order.member_of(key).to_vec(), self.order.score_of(key)))
+            }
         }
     }
 
@@ -511,12 +534,12 @@ impl Zset {
 
     /// Removes ranks `start..=end` (ascending, already clamped); returns how many.
     pub fn remove_rank_range(&mut self, start: usize, end: usize) -> usize {
-        let removed = self.order.delete_range_by_rank(start, end);
+        let removed = self.order.delete_rank_range_keyed(start, end);
         self.forget(removed)
     }
 
     pub fn remove_score_range(&mut self, range: &ScoreRange) -> usize {
-        let removed = self.order.delete_range_by_score(range);
+        let removed = self.order.delete_score_range_keyed(range);
         self.forget(removed)
     }
 
@@ -533,14 +556,15 @@ impl Zset {
     /// Drops members the skiplist already removed from the dict.
     /// Like Redis's range deletions, the dict does not shrink while the members go,
     /// only once at the end.
-    fn forget(&mut self, removed: Vec<Vec<u8>>) -> usize {
-        self.scores.pause_auto_resize();
-        for member in &removed {
-            self.scores.remove(member.as_slice());
+    /// The nodes are gone already: their entries are recognised by handle.
+    fn forget(&mut self, removed: Vec<(NodeKey, Vec<u8>)>) -> usize {
+        self.dict.pause_auto_resize();
+        for (key, member) in &removed {
+            self.dict.remove_by(self.dict.hash_of(member), |k| k == key);
         }
-        self.scores.resume_auto_resize();
+        self.dict.resume_auto_resize();
         if !self.is_empty() {
-            self.scores.shrink_if_needed();
+            self.dict.shrink_if_needed();
         }
         removed.len()
     }
@@ -560,7 +584,9 @@ impl Zset {
     /// whole, in [`Zset::iter`] order, with cursor 0.
     pub fn scan_table(&self, cursor: u64, mut emit: impl FnMut(&[u8], f64)) -> Option<u64> {
         match self.encoding {
-            Encoding::Skiplist => Some(self.scores.scan(cursor, |m, &s| emit(m, s))),
+            Encoding::Skiplist => Some(self.dict.scan_by(cursor, |&k, _| {
+                emit(self.order.member_of(k), self.order.score_of(k))
+            })),
             Encoding::Listpack => None,
         }
     }

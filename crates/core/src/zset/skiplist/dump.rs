@@ -68,7 +68,7 @@ impl SkipList {
                     let node = self.node(id);
                     DumpNode {
                         member: self.member(id).to_vec(),
-                        score: node.score,
+                        score: node.score(),
                         levels: levels_of(id, node.height()),
                         backward: node.backward().map(|b| place[&b]),
                     }
