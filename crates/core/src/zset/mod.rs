@@ -19,6 +19,36 @@
 //! of Redis's dict, a [`Dict`]), and scores that a listpack stores
 //! as integers (so `-0` reads back as `0`). The elements themselves always live in
 //! the skiplist + dict here.
+//!
+//! # Memory: each member once
+//!
+//! Redis 8.6 keeps one allocation per member, a `zskiplistNode` (score 8 bytes,
+//! backward pointer 8, 16 per level: forward pointer and span) with the member's
+//! sds embedded after the levels (1-byte header, the bytes, a NUL), and its dict
+//! points at that embedded sds rather than copying it. Here likewise: the
+//! skiplist's record (see [`skiplist`]) holds the score, the levels and the
+//! member's bytes, and the dict's entries are [`NodeKey`] handles of those
+//! records, hashed and compared through the bytes the record holds; the score
+//! is read from the record. Per member, at 1M members of 8 to 16 bytes
+//! (12 on average, levels 1.33 on average):
+//!
+//! | part | Redis 8.6.3 (jemalloc) | core |
+//! |------|------------------------|------|
+//! | node | 16 + 16/level + len + 2, in jemalloc classes: ≈ 55 B | record 16 + 8/level + len, to 4 bytes, packed in pages: ≈ 40.2 B |
+//! | dict entry | a key alone in its bucket sits in the bucket; others take a 16-B entry: ≈ 6 B | 16 B (hash 8, next slot 4, handle 4) in a slab, 2^20 slots: 16.8 B |
+//! | buckets | 8 B pointers, 2^20 of them: 8.4 B | 4 B slot numbers, 2^20: 4.2 B |
+//! | total | `used_memory` grows 69.7 B | 61.2 B usable (61.1 B requested), 0 allocations per member |
+//!
+//! (The Redis split is estimated from its size classes; the total is measured.)
+//! Before this layout the core used 190.7 B usable (166.6 B requested) and 2
+//! allocations per member: a 64-byte node slot, a boxed member in a side array,
+//! and a dict entry with a second copy of the member. Measured with
+//! `cargo run --release -p redislab-core --example zset_heap` (a counting
+//! allocator; Redis's figure from `INFO memory` before and after the same
+//! ZADDs, in the same run): ratio core/Redis 0.88, was 2.74. MEMORY USAGE is
+//! unchanged: it models Redis's allocations ([`crate::memory`]), not these.
+//!
+//! TIMING_PLACEHOLDER
 
 pub mod skiplist;
 

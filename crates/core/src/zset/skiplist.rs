@@ -44,17 +44,24 @@
 //!
 //! # How this model differs from the C code
 //!
-//! * Nodes live in an arena (`Vec<Node>`) and link to each other by `u32`
-//!   index; freed slots go on a free list and are reused. Index 0 is the
-//!   header. There is no `unsafe`.
-//! * The layout is chosen for the descent, which is one dependent cache miss
-//!   per step: a node is one 64-byte line holding the score and its first four
-//!   levels (8 bytes each: `u32` forward id, `u32` span), so a step reads one
-//!   line. Taller nodes (1 in 256) keep their upper levels in a side box, and
-//!   the members live in a parallel array, read only on score ties and when an
-//!   element is returned. Redis keeps the member in the node; its size in
-//!   Redis's allocator is modelled separately (see `crate::memory`). The
-//!   `u32` ids and spans cap a list at 2^32 - 1 members.
+//! * Nodes live in an arena of pages and link to each other by `u32` id
+//!   (page number and 4-byte word offset in the page); freed records go on a
+//!   free list per size and are reused. Id 0 is the header. There is no
+//!   `unsafe`: a record is read in place from its page's bytes.
+//! * One record per node, like Redis's one allocation per node with its sds
+//!   embedded: score (8 bytes), backward id (4), height and member length (4:
+//!   5 bits and 27 bits, a longer member keeps its length in 4 more bytes),
+//!   the levels (8 bytes each: `u32` forward id, `u32` span), then the
+//!   member's bytes, rounded up to 4 bytes. A descent step reads the score and
+//!   one level of the same record; a score tie compares the member from that
+//!   record too. Records are packed end to end in pages of up to 1 MiB (a
+//!   page grows by doubling, so a small set stays small); a record over
+//!   16 KiB gets a page of its own, freed with it. The ids cap a list at 2^14
+//!   pages of records (16 GiB) and the spans at 2^32 - 1 members. Redis's
+//!   node sizes in its allocator are modelled separately (`crate::memory`).
+//! * Nodes are addressed by a [`NodeKey`] (the id, never 0) outside this
+//!   module: the sorted set's dict keeps these handles instead of a copy of
+//!   each member.
 //! * Redis 8.6 stores node metadata in the level-0 span and derives that span
 //!   (1, or 0 for the tail). Here every level, level 0 included, stores its
 //!   span, so the "spans sum to the length" rule holds on every level.
@@ -795,8 +802,7 @@ impl SkipList {
             // Double, up to a full page, so a small set stays small.
             let cap = (page.capacity() * 2)
                 .max(at + bytes)
-                .max(256)
-                .min(PAGE_BYTES);
+                .clamp(256, PAGE_BYTES);
             page.reserve_exact(cap - at);
         }
         page.resize(at + bytes, 0);
@@ -824,7 +830,8 @@ impl SkipList {
     /// `advance` must hold for a prefix of the list and then fail.
     ///
     /// Each step reads the next node's score and, if it advances, that same
-    /// node's link on level `i`: one 64-byte line for the levels kept inline.
+    /// node's link on level `i`, from one record (usually one cache line: a
+    /// record of a short member is 32 to 48 bytes).
     #[inline(always)]
     fn descend(&self, mut advance: impl FnMut(usize, Elem<'_>) -> bool) -> Path {
         let mut path = Path {
@@ -1355,7 +1362,7 @@ mod tests {
     fn spans_sum_to_len_on_every_level() {
         let mut sl = SkipList::new();
         for i in 0..2000u32 {
-            sl.insert(f64::from(i % 97), i.to_be_bytes().to_vec());
+            sl.insert(f64::from(i % 97), i.to_be_bytes());
         }
         for i in (0..2000u32).step_by(3) {
             assert!(sl.delete(f64::from(i % 97), &i.to_be_bytes()));
@@ -1385,9 +1392,9 @@ mod tests {
     fn ties_order_by_member_bytes() {
         let mut sl = SkipList::new();
         for m in ["zed", "amy", "Bob"] {
-            sl.insert(100.0, m.as_bytes().to_vec());
+            sl.insert(100.0, m.as_bytes());
         }
-        sl.insert(90.0, b"kim".to_vec());
+        sl.insert(90.0, b"kim");
         let order: Vec<&[u8]> = sl.iter().map(|(_, m)| m).collect();
         assert_eq!(order, [&b"kim"[..], b"Bob", b"amy", b"zed"]);
         assert_eq!(sl.rank(100.0, b"amy"), Some(2));
@@ -1398,9 +1405,9 @@ mod tests {
     #[test]
     fn prefix_sorts_first_and_negative_zero_ties() {
         let mut sl = SkipList::new();
-        sl.insert(0.0, b"ab".to_vec());
-        sl.insert(-0.0, b"a".to_vec());
-        sl.insert(0.0, b"abc".to_vec());
+        sl.insert(0.0, b"ab");
+        sl.insert(-0.0, b"a");
+        sl.insert(0.0, b"abc");
         let order: Vec<&[u8]> = sl.iter().map(|(_, m)| m).collect();
         assert_eq!(order, [&b"a"[..], b"ab", b"abc"]);
         // -0.0 and 0.0 are the same score to the skiplist, as in C.
@@ -1411,7 +1418,7 @@ mod tests {
     fn update_score_in_place_keeps_node_and_level() {
         let mut sl = SkipList::with_seed(1);
         for (s, m) in [(1.0, "a"), (2.0, "b"), (3.0, "c")] {
-            sl.insert(s, m.as_bytes().to_vec());
+            sl.insert(s, m.as_bytes());
         }
         let levels = sl.node_levels();
         assert!(sl.update_score(2.0, b"b", 2.5));
