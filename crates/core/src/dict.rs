@@ -285,10 +285,11 @@ impl<V, K> Dict<V, K> {
 
     /// [`Dict::insert_absent`] for a key held elsewhere; `hash` is its bytes' hash.
     pub fn insert_absent_by(&mut self, hash: u64, key: K, value: V) -> EntryRef {
-        match self.insert_at(hash, key, value, None::<fn(&K) -> bool>) {
-            Inserted::New(slot) => EntryRef(slot),
-            Inserted::Replaced(_) => unreachable!("insert_absent_by: key present"),
+        let was_empty = self.is_empty();
+        if !was_empty {
+            self.rehash_step_at(hash);
         }
+        EntryRef(self.grow_and_link(hash, key, value, was_empty))
     }
 
     /// [`Dict::add`] for a key held elsewhere: false (dropping `key` and `value`)
@@ -409,24 +410,9 @@ impl<V, K> Dict<V, K> {
         self.slots[slot as usize].as_mut().expect("live slot")
     }
 
-    /// The body of every insert: the rehash step, the search when `existing` says
-    /// how to recognise the key (None: the caller knows it is absent), growth, and
-    /// the link.
-    fn insert_at(
-        &mut self,
-        hash: u64,
-        key: K,
-        value: V,
-        existing: Option<impl Fn(&K) -> bool>,
-    ) -> Inserted<V> {
-        let was_empty = self.is_empty();
-        if !was_empty {
-            self.rehash_step_at(hash);
-            if let Some(found) = existing.and_then(|is_key| self.find_by(hash, is_key)) {
-                let old = &mut self.entry_mut(found.slot).value;
-                return Inserted::Replaced(std::mem::replace(old, value));
-            }
-        }
+    /// The end of every insert of a new key, after its first rehash step:
+    /// growth, another step if the table changed (or the dict was empty), the link.
+    fn grow_and_link(&mut self, hash: u64, key: K, value: V, was_empty: bool) -> Slot {
         let sizes = self.table_sizes();
         // dictSetKeyAtLink calls the public dictExpandIfNeeded: it grows even while
         // automatic resizing is paused.
@@ -434,7 +420,7 @@ impl<V, K> Dict<V, K> {
         if was_empty || sizes != self.table_sizes() {
             self.rehash_step_at(hash);
         }
-        Inserted::New(self.link_new(hash, key, value))
+        self.link_new(hash, key, value)
     }
 
     /// `dictInsertKeyAtLink`: at the head of the chain, in the new table while
@@ -576,12 +562,15 @@ impl<V> Dict<V> {
 
     /// The body of [`Dict::insert`]; `may_exist: false` skips the search.
     fn insert_hashed(&mut self, hash: u64, key: Vec<u8>, value: V, may_exist: bool) -> Inserted<V> {
-        if may_exist {
-            let probe = key.clone();
-            self.insert_at(hash, key, value, Some(move |k: &Vec<u8>| *k == probe))
-        } else {
-            self.insert_at(hash, key, value, None::<fn(&Vec<u8>) -> bool>)
+        let was_empty = self.is_empty();
+        if !was_empty {
+            self.rehash_step_at(hash);
+            if let Some(found) = may_exist.then(|| self.find(hash, &key)).flatten() {
+                let old = &mut self.entry_mut(found.slot).value;
+                return Inserted::Replaced(std::mem::replace(old, value));
+            }
         }
+        Inserted::New(self.grow_and_link(hash, key, value, was_empty))
     }
 
     /// `dictAdd`: adds `key` unless present (then returns false and drops

@@ -48,7 +48,15 @@
 //! ZADDs, in the same run): ratio core/Redis 0.88, was 2.74. MEMORY USAGE is
 //! unchanged: it models Redis's allocations ([`crate::memory`]), not these.
 //!
-//! TIMING_PLACEHOLDER
+//! Speed, from the same example (`Zset` calls in process, best of three passes,
+//! 1M members drawn at random; before / after, two interleaved runs on a shared
+//! 2-core machine whose load average was 8 to 10, so single figures vary by up
+//! to 2x between runs of the same binary): 1M single adds 8.5 / 5.9 s and
+//! 6.2 / 2.3 s; ZSCORE 1469 / 1789 and 1302 / 722 ns; ZREVRANK 18270 / 6732 and
+//! 7540 / 4554 ns; `ZRANGE 0 9 WITHSCORES` 152 / 146 and 101 / 223 ns. Adds and
+//! ranks are faster (no second member copy to allocate, and a score tie reads
+//! the member from the record it is already on); ZSCORE and the 10-element
+//! range, which stay in cache, are within this machine's noise.
 
 pub mod skiplist;
 

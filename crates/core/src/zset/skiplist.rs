@@ -800,9 +800,7 @@ impl SkipList {
         let at = page.len();
         if at + bytes > page.capacity() {
             // Double, up to a full page, so a small set stays small.
-            let cap = (page.capacity() * 2)
-                .max(at + bytes)
-                .clamp(256, PAGE_BYTES);
+            let cap = (page.capacity() * 2).max(at + bytes).clamp(256, PAGE_BYTES);
             page.reserve_exact(cap - at);
         }
         page.resize(at + bytes, 0);
