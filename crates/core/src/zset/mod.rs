@@ -48,15 +48,18 @@
 //! ZADDs, in the same run): ratio core/Redis 0.88, was 2.74. MEMORY USAGE is
 //! unchanged: it models Redis's allocations ([`crate::memory`]), not these.
 //!
-//! Speed, from the same example (`Zset` calls in process, best of three passes,
-//! 1M members drawn at random; before / after, two interleaved runs on a shared
-//! 2-core machine whose load average was 8 to 10, so single figures vary by up
-//! to 2x between runs of the same binary): 1M single adds 8.5 / 5.9 s and
-//! 6.2 / 2.3 s; ZSCORE 1469 / 1789 and 1302 / 722 ns; ZREVRANK 18270 / 6732 and
-//! 7540 / 4554 ns; `ZRANGE 0 9 WITHSCORES` 152 / 146 and 101 / 223 ns. Adds and
-//! ranks are faster (no second member copy to allocate, and a score tie reads
-//! the member from the record it is already on); ZSCORE and the 10-element
-//! range, which stay in cache, are within this machine's noise.
+//! Speed, from the same example (`Zset` calls in process, best of three passes
+//! over 1M members drawn at random), before / after, two interleaved runs on a
+//! shared 2-core machine (load average 3 to 4; a figure varies by 20-50%
+//! between runs of one binary): 1M single adds 3.66 / 2.69 s and 3.62 / 2.07 s;
+//! ZSCORE 888 / 775 and 1033 / 586 ns; ZREVRANK 7496 / 5960 and 7592 / 4297 ns;
+//! `ZRANGE 0 9 WITHSCORES` 79 / 98 and 83 / 91 ns. Adds, lookups and ranks are
+//! faster (one record instead of a node, a boxed member and a dict copy; a
+//! score tie reads the member from the record the descent is on). The short
+//! range, all in cache, costs 10-20 ns more: every record access goes through
+//! the page table (one more load) and decodes the member's length; rank 0 and
+//! the last rank are now reached directly (as Redis's ZRANGE does), which won
+//! back part of it.
 
 pub mod skiplist;
 

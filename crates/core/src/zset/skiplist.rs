@@ -199,6 +199,7 @@ impl<'a> Node<'a> {
         f64::from_le_bytes(self.0[SCORE_AT..SCORE_AT + 8].try_into().expect("8 bytes"))
     }
 
+    #[inline(always)]
     fn height(self) -> usize {
         (read_u32(self.0, META_AT) & 31) as usize + 1
     }
@@ -214,16 +215,19 @@ impl<'a> Node<'a> {
         }
     }
 
+    #[inline(always)]
     fn next(self) -> Option<NodeId> {
         self.level(0).forward()
     }
 
     /// Previous node at level 0; `None` for the first node (C uses NULL
     /// rather than the header here too).
+    #[inline(always)]
     fn backward(self) -> Option<NodeId> {
         NonZeroU32::new(read_u32(self.0, BACKWARD_AT)).map(NonZeroU32::get)
     }
 
+    #[inline(always)]
     fn member(self) -> &'a [u8] {
         let meta = read_u32(self.0, META_AT);
         let height = (meta & 31) as usize + 1;
@@ -863,9 +867,17 @@ impl SkipList {
     }
 
     /// Node at 0-based `rank` (walk while the running span stays <= rank+1).
+    /// The first and the last node are reached directly, as Redis's ZRANGE
+    /// starts from `header->level[0].forward` (or `tail`) for rank 0.
     fn id_by_rank(&self, rank: usize) -> Option<NodeId> {
         if rank >= self.len {
             return None;
+        }
+        if rank == 0 {
+            return self.node(HEADER).next();
+        }
+        if rank + 1 == self.len {
+            return self.tail;
         }
         let path = self.descend(|next_rank, _| next_rank <= rank + 1);
         debug_assert_eq!(path.rank[0], rank + 1);
@@ -1091,6 +1103,7 @@ pub struct Iter<'a> {
 impl<'a> Iterator for Iter<'a> {
     type Item = (f64, &'a [u8]);
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         let id = self.cur?;
         let node = self.list.node(id);
