@@ -25,6 +25,8 @@ usage: ./run.sh COMMAND
   ./run.sh report [--from DIR] [--out DIR]
                              the HTML report (runs/report/index.html) from the
                              JSON in out/, with your runs in runs/ preferred
+  ./run.sh bench [--out DIR] redis-benchmark on the core's listener and Redis, same run
+                             (runs/bench.{txt,json}: req/s, p99, ratios, bytes/member)
   ./run.sh test              unit, differential and report tests, then check
 EOF
 }
@@ -203,6 +205,7 @@ case "$cmd" in
     bless "${ids[@]}"
     ;;
   report) report "$@" ;;
+  bench) scripts/bench.sh "$@" ;;
   check)
     ids=()
     for want in "$@"; do

@@ -42,6 +42,12 @@
 //! (GETDEL, SET ... GET, the sources of *STORE) are counted only where the
 //! command uses [`Keyspace::lookup_read`].
 //!
+//! **Keyspace events.** What Redis notifies from inside its database layer
+//! (`new` from `dbAdd`, `expired` from a lazy or active expiry, `keymiss` from
+//! a counted read miss) is recorded here in order, when
+//! `notify-keyspace-events` asks for that class, and published by the server
+//! ([`crate::server::notify`]).
+//!
 //! **Key objects.** Each entry also remembers whether Redis's key object would
 //! carry an expiry slot: Redis 8 keeps the deadline inside the object holding
 //! the key, adds the 8-byte slot when a TTL is first set (or up front for keys of
@@ -218,6 +224,12 @@ pub struct Keyspace {
     /// [`crate::hash::subexpires`]): a hash stored under a key is registered with
     /// the time it carries, a deleted key is forgotten.
     pub subexpires: crate::hash::subexpires::Subexpires,
+    /// The `notify-keyspace-events` classes to record (0: none), set by the
+    /// server on every database.
+    pub(crate) notify_mask: u32,
+    /// Keyspace events this database raised itself (`new`, `expired`,
+    /// `keymiss`, `hexpired`...), in order, until the server publishes them.
+    events: Vec<(&'static str, Vec<u8>)>,
 }
 
 impl Default for Keyspace {
@@ -233,6 +245,8 @@ impl Default for Keyspace {
             counters: Counters::default(),
             lfu_rng: 0x9e37_79b9_7f4a_7c15,
             subexpires: Default::default(),
+            notify_mask: 0,
+            events: Vec::new(),
         }
     }
 }
@@ -265,6 +279,26 @@ impl Keyspace {
         std::mem::take(&mut self.counters)
     }
 
+    // ----- keyspace events -----
+
+    /// Records keyspace event `event` of `class` on `key`, if that class is on
+    /// (Redis calls `notifyKeyspaceEvent` at this point; the server publishes
+    /// what was recorded, in order, see [`crate::server::notify`]).
+    pub(crate) fn notify(&mut self, class: u32, event: &'static str, key: &[u8]) {
+        if self.notify_mask & class != 0 {
+            self.events.push((event, key.to_vec()));
+        }
+    }
+
+    /// The events recorded since the last call.
+    pub(crate) fn take_events(&mut self) -> Vec<(&'static str, Vec<u8>)> {
+        std::mem::take(&mut self.events)
+    }
+
+    pub(crate) fn has_events(&self) -> bool {
+        !self.events.is_empty()
+    }
+
     // ----- lookups -----
 
     /// The entry of a live `key`: one dict lookup (with its rehash step); a key
@@ -289,6 +323,7 @@ impl Keyspace {
         self.delete(key);
         self.watches.expired(key);
         self.counters.expired += 1;
+        self.notify(crate::server::notify::EXPIRED, "expired", key);
     }
 
     /// A read access to the entry: the LRU clock or the LFU counter moves
@@ -349,20 +384,22 @@ impl Keyspace {
         r as f64 / f64::from(i32::MAX)
     }
 
-    /// Counts a read lookup's outcome, when `counted`.
-    fn count(&mut self, counted: bool, found: bool) {
+    /// Counts a read lookup's outcome, when `counted`; a miss counted is also
+    /// a `keymiss` event (Redis's rule for both is "a read lookup").
+    fn count(&mut self, counted: bool, found: bool, key: &[u8]) {
         if counted {
             if found {
                 self.counters.hits += 1;
             } else {
                 self.counters.misses += 1;
+                self.notify(crate::server::notify::KEY_MISS, "keymiss", key);
             }
         }
     }
 
     fn read(&mut self, key: &[u8], touch: bool, counted: bool) -> Option<EntryRef> {
         let at = self.live(key);
-        self.count(counted, at.is_some());
+        self.count(counted, at.is_some(), key);
         if touch {
             if let Some(at) = at {
                 self.touch_read(at);
@@ -421,7 +458,7 @@ impl Keyspace {
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Value> {
         let found = self.live(key);
         let counted = self.access.count_reads;
-        self.count(counted, found.is_some());
+        self.count(counted, found.is_some(), key);
         let at = found?;
         self.watches.note(key);
         self.touch_write(at);
@@ -435,7 +472,7 @@ impl Keyspace {
     pub fn get_mut_quiet(&mut self, key: &[u8]) -> Option<&mut Value> {
         let found = self.live(key);
         let counted = self.access.count_reads;
-        self.count(counted, found.is_some());
+        self.count(counted, found.is_some(), key);
         let at = found?;
         self.touch_write(at);
         Some(&mut self.entries.value_at_mut(at).value)
@@ -486,7 +523,22 @@ impl Keyspace {
             touched_by: self.access.command,
         };
         let hash = self.entries.hash_of(key);
-        match self.entries.find_entry_hashed(hash, key) {
+        let found = self.entries.find_entry_hashed(hash, key);
+        let found = match found {
+            // `setKey`'s lookup expires a key past its deadline first.
+            Some(at)
+                if self
+                    .entries
+                    .value_at(at)
+                    .expires_at_ms
+                    .is_some_and(|t| t <= now_ms()) =>
+            {
+                self.delete_expired(key);
+                None
+            }
+            other => other,
+        };
+        match found {
             Some(at) => {
                 // `setKey` over an existing key (`dbSetValue`): the key's
                 // LRU/LFU field carries over, after the write's own access.
@@ -501,6 +553,7 @@ impl Keyspace {
             }
             None => {
                 self.entries.insert_absent(hash, key.to_vec(), entry);
+                self.notify(crate::server::notify::NEW, "new", key);
             }
         }
     }
@@ -566,6 +619,13 @@ impl Keyspace {
     /// Deletes a live key (a key past its deadline counts as already gone).
     pub fn remove(&mut self, key: &[u8]) -> bool {
         self.live(key).is_some() && self.delete(key)
+    }
+
+    /// `dbDelete`: deletes `key` as stored, even past its deadline (the empty
+    /// result of a *STORE command replaces whatever is there, and Redis
+    /// reports it as `del`, not `expired`).
+    pub fn remove_stored(&mut self, key: &[u8]) -> bool {
+        self.delete(key)
     }
 
     /// Removes a key and its TTL bookkeeping; a key that was there counts as
@@ -677,6 +737,30 @@ impl Keyspace {
     /// Every key in dict order, live or not yet expired.
     pub fn keys(&self) -> impl Iterator<Item = &[u8]> {
         self.entries.iter().map(|(k, _)| k)
+    }
+
+    /// Every entry in dict order with its deadline, nothing expired or touched
+    /// (what an RDB save and DEBUG DIGEST walk).
+    pub fn entries_with_expiry(&self) -> impl Iterator<Item = (&[u8], &Value, Option<i64>)> {
+        self.entries
+            .iter()
+            .map(|(k, e)| (k, &e.value, e.expires_at_ms))
+    }
+
+    /// A key's value, deadline and LRU/LFU field without the lazy-expiry check
+    /// or a touch (`dbFind`, DEBUG OBJECT).
+    pub fn peek_entry(&self, key: &[u8]) -> Option<(&Value, Option<i64>, u32)> {
+        let at = self.entries.peek_entry(key)?;
+        let e = self.entries.value_at(at);
+        Some((&e.value, e.expires_at_ms, e.lru))
+    }
+
+    /// Sets the LRU/LFU field of a present key (RESTORE's IDLETIME / FREQ,
+    /// `objectSetLRUOrLFU`).
+    pub fn set_lru_field(&mut self, key: &[u8], field: u32) {
+        if let Some(at) = self.entries.peek_entry(key) {
+            self.entries.value_at_mut(at).lru = field;
+        }
     }
 
     /// The keys in dict order that are not past their deadline at `now`
@@ -796,6 +880,7 @@ impl Keyspace {
                         let key = key.clone();
                         self.delete(&key);
                         self.watches.expired(&key);
+                        self.notify(crate::server::notify::EXPIRED, "expired", &key);
                         round_expired += 1;
                     }
                     Some(t) => {

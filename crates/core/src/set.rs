@@ -521,6 +521,64 @@ impl Set {
     }
 }
 
+// ----- DUMP / RDB (see crate::rdb) -----
+
+/// What a serialization sees of a set: the encoding and its contents in the
+/// order Redis writes them.
+pub enum SetParts<'a> {
+    /// Sorted values and the element width (2, 4 or 8 bytes).
+    Intset { values: &'a [i64], width: usize },
+    /// Members in listpack order.
+    Listpack(&'a [Vec<u8>]),
+    /// Members in dict iteration order.
+    Table(Vec<&'a [u8]>),
+}
+
+impl Set {
+    pub fn parts(&self) -> SetParts<'_> {
+        match &self.repr {
+            Repr::Intset { values, width } => SetParts::Intset {
+                values,
+                width: *width,
+            },
+            Repr::Listpack(items) => SetParts::Listpack(items),
+            Repr::Table { dict, .. } => SetParts::Table(dict.iter().map(|(k, _)| k).collect()),
+        }
+    }
+
+    /// An intset with these sorted, distinct values at this width (as a
+    /// loaded blob says).
+    pub fn from_intset(values: Vec<i64>, width: usize) -> Set {
+        Set {
+            repr: Repr::Intset { values, width },
+        }
+    }
+
+    /// A listpack set of these distinct members, in this order.
+    pub fn from_listpack(members: Vec<Vec<u8>>) -> Set {
+        Set {
+            repr: Repr::Listpack(members),
+        }
+    }
+
+    /// A hashtable set: the dict expanded to `presize` (when above 0), then
+    /// the distinct members added in this order.
+    pub fn from_members_table(members: Vec<Vec<u8>>, presize: usize) -> Set {
+        let mut dict = Dict::new();
+        if presize > 0 {
+            dict.expand(presize);
+        }
+        let mut sds_bytes = 0;
+        for m in members {
+            sds_bytes += member_sds(&m);
+            dict.add(m, ());
+        }
+        Set {
+            repr: Repr::Table { dict, sds_bytes },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,16 +4,19 @@
 //!   equal redis (unless the row says they are expected to differ);
 //! * a row with a band (measured rows whose figure is a ratio inside one run):
 //!   every backend's fresh/baseline number within `[1/band, band]`;
-//! * a row with bounds: every backend's number within them;
+//! * a row with bounds: every backend's number within them (a backend whose step
+//!   is skipped, in the baseline and now, has none);
 //! * measured rows without a band are reported, never failed: a timing never
-//!   fails a check on noise alone.
+//!   fails a check on noise alone;
+//! * a row's `reference` (the lab's own figure) follows the same rule as its
+//!   backends: equal on an exact row, within the band where there is one.
 //!
 //! Numbers are the cells' `value` (older baselines: the number their text starts
 //! with).
 
 use std::path::Path;
 
-use crate::report::{Cell, Kind, Report, Row, BACKENDS};
+use crate::report::{Cell, Kind, Report, Row, BACKENDS, COLUMNS};
 
 /// One reason a lab does not match its baseline.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,7 +63,7 @@ pub fn compare(baseline: &Report, fresh: &Report) -> Vec<Failure> {
 fn compare_row(base: &Row, new: &Row) -> Vec<String> {
     let mut reasons = Vec::new();
     if base.kind == Kind::Exact {
-        for b in BACKENDS {
+        for b in COLUMNS {
             if base.text(b) != new.text(b) {
                 reasons.push(format!(
                     "{b} gave {} where the baseline has {}",
@@ -79,7 +82,7 @@ fn compare_row(base: &Row, new: &Row) -> Vec<String> {
         return reasons;
     }
     if let Some(band) = base.band {
-        for b in BACKENDS {
+        for b in COLUMNS {
             if let (Some(old), Some(now)) = (number(base.value(b)), number(new.value(b))) {
                 if old > 0.0 && now > 0.0 && (now / old > band || old / now > band) {
                     reasons.push(format!(
@@ -90,8 +93,13 @@ fn compare_row(base: &Row, new: &Row) -> Vec<String> {
         }
     }
     if let Some(bounds) = base.bounds {
-        for b in BACKENDS {
+        for b in COLUMNS {
             if let Some(cell) = new.value(b) {
+                // A step the backend cannot run (the core is not a cluster) has no
+                // number to bound, as long as the baseline did not have one either.
+                if cell.skipped && base.value(b).is_some_and(|c| c.skipped) {
+                    continue;
+                }
                 match number(Some(cell)) {
                     Some(v) if v >= bounds.min && v <= bounds.max => {}
                     Some(v) => reasons.push(format!(
@@ -197,7 +205,7 @@ pub fn bless(baseline_dir: &Path, fresh_dir: &Path, lab: &str) -> Result<Vec<Str
                     changed += 1;
                     continue;
                 };
-                for b in BACKENDS {
+                for b in COLUMNS {
                     if base.text(b) != new.text(b) {
                         lines.push(format!(
                             "  ~ {} [{b}, {}]: {} -> {}",
@@ -308,6 +316,47 @@ mod tests {
         fresh.rows[2].redis = Some(Cell::text("1000"));
         let failures = compare(&baseline, &fresh);
         assert_eq!(failures.len(), 2, "{failures:?}");
+    }
+
+    #[test]
+    fn the_labs_reference_is_checked_like_a_backend() {
+        let mut baseline = report();
+        baseline.rows[0].reference = Some(Cell::text("zed 100 amy 100"));
+        baseline.rows[1].reference = Some(Cell::num(100.0, "µs"));
+        assert!(compare(&baseline, &baseline).is_empty());
+        let mut fresh = baseline.clone();
+        fresh.rows[0].reference = Some(Cell::text("amy 100 zed 100"));
+        fresh.rows[1].reference = Some(Cell::num(250.0, "µs"));
+        let reasons: Vec<String> = compare(&baseline, &fresh)
+            .into_iter()
+            .map(|f| format!("{}: {}", f.row, f.reason))
+            .collect();
+        assert_eq!(reasons.len(), 1, "{reasons:?}");
+        assert!(reasons[0].starts_with("zrange-rev: reference gave"));
+        fresh.rows[1].reference = Some(Cell::num(400.0, "µs"));
+        let rows: Vec<String> = compare(&baseline, &fresh)
+            .into_iter()
+            .map(|f| f.row)
+            .collect();
+        assert_eq!(rows, ["zrange-rev", "lat"]);
+    }
+
+    #[test]
+    fn a_skipped_cell_in_a_bounded_row_passes_only_if_the_baseline_skipped_it_too() {
+        let mut baseline = report();
+        baseline.rows[2].core = Some(Cell::skipped("not a cluster"));
+        assert!(compare(&baseline, &baseline).is_empty());
+        let mut fresh = report();
+        fresh.rows[2].core = Some(Cell::skipped("not a cluster"));
+        let mut had_number = report();
+        had_number.rows[2].core = Some(Cell::num(5000.0, ""));
+        let failures = compare(&had_number, &fresh);
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert!(
+            failures[0].reason.contains("not a number"),
+            "{}",
+            failures[0]
+        );
     }
 
     #[test]

@@ -22,6 +22,7 @@ use crate::report::{Recorder, Report};
 use crate::servers::cluster::RedisCluster;
 use crate::servers::postgres::{self as pgsrv, PgServer};
 use crate::servers::redis::{self as redissrv, RedisServer};
+use crate::servers::sentinel::{SentinelGroup, Settings as SentinelSettings};
 use crate::shutdown;
 
 /// What a lab is. Its title, article, section and what it shows come from
@@ -104,6 +105,12 @@ pub struct Ctx {
     cluster: Option<ClusterKv>,
     /// `--no-redis`: no real Redis of any kind, so no cluster either.
     no_redis: bool,
+    /// PostgreSQL 15 + PostGIS, only for labs that ask for it ([`Ctx::start_postgis`]):
+    /// the lab's connection, and the server (stopped after the connection closes).
+    postgis: Option<Pg>,
+    postgis_server: Option<PgServer>,
+    /// `--no-pg`: no PostgreSQL of any kind, so no PostGIS server either.
+    no_pg: bool,
 }
 
 impl Ctx {
@@ -125,6 +132,86 @@ impl Ctx {
             self.cluster = Some(kv);
         }
         Ok(self.cluster.as_mut())
+    }
+
+    /// Starts a real primary, one replica and three Sentinels (the same
+    /// redis-server binary, `--sentinel`) for one failover experiment. The group
+    /// belongs to the caller: dropping it stops all five processes (the end of the
+    /// run and Ctrl-C do too). `None` with `--no-redis`; `--redis-url` does not
+    /// apply (a lab crashes this primary on purpose).
+    pub fn start_sentinel_group(
+        &mut self,
+        settings: SentinelSettings,
+    ) -> Result<Option<SentinelGroup>, String> {
+        if self.no_redis {
+            return Ok(None);
+        }
+        let bin = redissrv::binaries()?;
+        let group = SentinelGroup::start(&bin, settings)?;
+        self.report.versions.insert(
+            "redis sentinel".into(),
+            format!(
+                "{} · 1 primary, 1 replica, 3 Sentinels",
+                self.report
+                    .versions
+                    .get("redis")
+                    .cloned()
+                    .unwrap_or_else(|| "redis-server".into())
+            ),
+        );
+        Ok(Some(group))
+    }
+
+    /// Starts a Redis Cluster of `masters` masters with `replicas` replicas
+    /// each, owned by the caller (for labs that crash a node; dropping it stops
+    /// every node). `None` with `--no-redis`.
+    pub fn start_replicated_cluster(
+        &mut self,
+        masters: usize,
+        replicas: usize,
+    ) -> Result<Option<RedisCluster>, String> {
+        if self.no_redis {
+            return Ok(None);
+        }
+        let bin = redissrv::binaries()?;
+        let cluster = RedisCluster::start_with_replicas(&bin, masters, replicas)?;
+        let version = self
+            .report
+            .versions
+            .get("redis")
+            .cloned()
+            .unwrap_or_else(|| "redis-server".into());
+        self.report.versions.insert(
+            "redis cluster".into(),
+            format!(
+                "{version} · {masters} masters + {} replicas",
+                masters * replicas
+            ),
+        );
+        Ok(Some(cluster))
+    }
+
+    /// Starts Debian's PostgreSQL 15 with PostGIS 3 (`scripts/get-postgis.sh`) for
+    /// this run, like the 18.4 server (initdb in a temporary directory, loopback,
+    /// `nobody` when root, stopped at the end and on Ctrl-C), or returns the one
+    /// already started: for the rows PostGIS answers, since PostGIS is not built
+    /// for 18.4. `None` with `--no-pg`. (`--pg-url` does not apply: this server is
+    /// always the harness's.) Its version is reported as `postgis server`.
+    pub fn start_postgis(&mut self) -> Result<Option<&mut Pg>, String> {
+        if self.no_pg {
+            return Ok(None);
+        }
+        if self.postgis.is_none() {
+            let bin = pgsrv::postgis_binaries()?;
+            let server = PgServer::start(&bin)?;
+            let pg = Pg::connect(&server.url(), &self.report.lab)?.on_own_server();
+            self.report
+                .versions
+                .insert("postgis server".into(), format!("postgres {}", pg.version));
+            self.postgis_server = Some(server);
+            self.postgis = Some(pg);
+        }
+        Ok(self.postgis.as_mut())
     }
 
     /// The cluster, if [`Ctx::start_cluster`] started one.
@@ -280,14 +367,17 @@ pub fn run_with(
                 pg,
                 report,
                 cluster,
+                postgis,
+                postgis_server,
                 ..
             } = ctx;
             // The lab's connections go first (an open transaction would hold the
             // schema's locks), then its claims on a user's servers are released over
             // fresh connections, then the servers it started are stopped.
-            drop((core, redis, pg, cluster));
+            drop((core, redis, pg, cluster, postgis));
             let problems = claims::release_all();
             drop(started);
+            drop(postgis_server);
             (outcome.map(|()| report), problems)
         }
         // A backend was refused or failed to start: release what was claimed
@@ -362,6 +452,13 @@ fn hold(info: &LabInfo, started: &Started, ctx: &Ctx) {
     }
     if let Some(cluster) = &ctx.cluster {
         eprintln!("  redis cluster  {}", cluster.server().urls().join(" "));
+    }
+    if let Some(server) = &ctx.postgis_server {
+        eprintln!(
+            "  postgis  psql '{}' (schema redislab_{})",
+            server.url(),
+            id.replace('-', "_")
+        );
     }
     eprintln!("{id}: press Enter to stop them (the lab then cleans up as usual)");
     let mut line = String::new();
@@ -446,6 +543,9 @@ fn start_backends(info: &LabInfo, opts: &Options) -> Result<(Ctx, Started), Stri
         redis_pid: started._redis.as_ref().map(RedisServer::pid),
         cluster: None,
         no_redis: opts.no_redis,
+        postgis: None,
+        postgis_server: None,
+        no_pg: opts.no_pg || !info.uses_pg,
     };
     Ok((ctx, started))
 }

@@ -320,6 +320,10 @@ pub struct Row {
     pub kind: Kind,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub article: Option<String>,
+    /// What the lab itself computed for this row (a constant, a formula, a reference
+    /// library's answer): shown in its own column, never as a backend's.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reference: Option<Cell>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub redis: Option<Cell>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -349,12 +353,16 @@ fn yes() -> bool {
 /// The backends a row has a column for, in the table's order.
 pub const BACKENDS: [&str; 3] = ["redis", "core", "pg"];
 
+/// The value columns of a row: the lab's own reference, then the backends.
+pub const COLUMNS: [&str; 4] = ["reference", "redis", "core", "pg"];
+
 impl Row {
     pub fn value(&self, backend: &str) -> Option<&Cell> {
         match backend {
             "redis" => self.redis.as_ref(),
             "core" => self.core.as_ref(),
             "pg" => self.pg.as_ref(),
+            "reference" => self.reference.as_ref(),
             _ => None,
         }
     }
@@ -369,6 +377,7 @@ impl Row {
             "redis" => &mut self.redis,
             "core" => &mut self.core,
             "pg" => &mut self.pg,
+            "reference" => &mut self.reference,
             other => panic!("unknown backend {other}"),
         }
     }
@@ -382,6 +391,17 @@ impl Row {
     /// Sets the bounds (see [`Row::bounds`]).
     pub fn bounds(&mut self, min: f64, max: f64) -> &mut Row {
         self.bounds = Some(Bounds { min, max });
+        self
+    }
+
+    /// Puts what the lab computed itself (see [`Row::reference`]) in the row's
+    /// reference column.
+    pub fn reference(&mut self, value: impl Into<Cell>) -> &mut Row {
+        let mut cell = value.into();
+        if self.kind != Kind::Exact {
+            cell.infer_number();
+        }
+        self.reference = Some(cell);
         self
     }
 
@@ -446,6 +466,7 @@ impl Report {
             label: label.into(),
             kind,
             article: article.map(str::to_string),
+            reference: None,
             redis: None,
             core: None,
             pg: None,
@@ -543,6 +564,11 @@ impl Report {
         self.rows.iter().find(|r| r.key == key)
     }
 
+    /// The row `key`, to fill after the backends ran (e.g. its reference).
+    pub fn find_mut(&mut self, key: &str) -> Option<&mut Row> {
+        self.rows.iter_mut().find(|r| r.key == key)
+    }
+
     /// Merges what a backend recorded; a key that was never declared is a lab bug.
     pub fn merge(&mut self, recorder: Recorder) -> Result<(), String> {
         for (key, value) in recorder.values {
@@ -611,7 +637,7 @@ impl Report {
         }
         out.push('\n');
 
-        let backends: Vec<&str> = ["redis", "core", "pg"]
+        let backends: Vec<&str> = COLUMNS
             .into_iter()
             .filter(|b| self.rows.iter().any(|r| r.value(b).is_some()))
             .collect();
@@ -663,6 +689,7 @@ fn paint_verdicts(text: &str) -> String {
         ("CORE ≠ REDIS", "\x1b[1;31m"),
         ("differs from article", "\x1b[33m"),
         ("[same]", "\x1b[32m"),
+        ("same · pg differs", "\x1b[33m"),
     ] {
         out = out.replace(word, &format!("{style}{word}{RESET}"));
     }
@@ -670,29 +697,89 @@ fn paint_verdicts(text: &str) -> String {
 }
 
 /// A short word for a reader: do the backends agree with each other and the article?
+/// pg counts too where it answers: a row whose pg cell disagrees with the article is
+/// not `same` even when both key-value servers match it.
 pub fn verdict(row: &Row) -> String {
     if row.kind != Kind::Exact {
         return row.kind_name().into();
     }
     if row.core.is_none() && row.redis.is_none() {
-        return "pg only".into();
+        return if row.pg.is_some() {
+            "pg only"
+        } else {
+            "reference"
+        }
+        .into();
     }
     let same_kv = match (&row.core, &row.redis) {
         (Some(c), Some(r)) => c.text == r.text,
         _ => true,
     };
-    let as_article = match &row.article {
-        Some(a) => [&row.redis, &row.core]
-            .iter()
-            .all(|v| v.as_ref().is_none_or(|v| &v.text == a)),
-        None => true,
+    let agrees = |v: &Option<Cell>| match (&row.article, v) {
+        (Some(a), Some(v)) => agrees_with_article(a, &v.text),
+        _ => true,
     };
+    let as_article = agrees(&row.redis) && agrees(&row.core);
+    let pg_as_article = agrees(&row.pg);
     match (same_kv, as_article) {
-        (true, true) => "same".into(),
+        (true, true) if pg_as_article => "same".into(),
+        (true, true) => "same · pg differs".into(),
         (true, false) => "differs from article".into(),
         (false, _) if !row.core_matches_redis => "core/redis differ (expected)".into(),
         (false, _) => "CORE ≠ REDIS".into(),
     }
+}
+
+/// Whether a reply agrees with the article's figure: the same text, or a number
+/// inside a range the article gives (`1500 < n ≤ 2000`, `1500–2000`).
+pub fn agrees_with_article(article: &str, text: &str) -> bool {
+    if article == text {
+        return true;
+    }
+    let Some(v) = parse_plain_number(text) else {
+        return false;
+    };
+    article_range(article).is_some_and(|(lo, lo_open, hi, hi_open)| {
+        (if lo_open { v > lo } else { v >= lo }) && (if hi_open { v < hi } else { v <= hi })
+    })
+}
+
+/// `a < n ≤ b` (each side `<` or `≤`) or `a–b`: (low, low open, high, high open).
+fn article_range(article: &str) -> Option<(f64, bool, f64, bool)> {
+    let words: Vec<&str> = article.split_whitespace().collect();
+    if let [lo, op1, _, op2, hi] = words.as_slice() {
+        let open = |op: &str| match op {
+            "<" => Some(true),
+            "≤" | "<=" => Some(false),
+            _ => None,
+        };
+        return Some((
+            parse_plain_number(lo)?,
+            open(op1)?,
+            parse_plain_number(hi)?,
+            open(op2)?,
+        ));
+    }
+    let (lo, hi) = article.split_once('–')?;
+    Some((
+        parse_plain_number(lo)?,
+        false,
+        parse_plain_number(hi)?,
+        false,
+    ))
+}
+
+/// A number written with optional thousands separators and nothing else.
+fn parse_plain_number(s: &str) -> Option<f64> {
+    let s = s.trim().replace(',', "");
+    if s.is_empty()
+        || !s
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == '-')
+    {
+        return None;
+    }
+    s.parse().ok()
 }
 
 impl Row {
@@ -758,4 +845,57 @@ fn format_table(rows: &[Vec<String>]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reference_gets_its_own_column_only_where_a_lab_gives_one() {
+        let mut r = Report {
+            lab: "05z-example".into(),
+            ..Default::default()
+        };
+        r.measured("t", "ZADD at 10⁸", Some("0.5–2 ms")).redis = Some(Cell::num(21.0, "µs"));
+        assert!(!r.to_text().contains("reference"));
+        r.find_mut("t")
+            .unwrap()
+            .reference(Cell::num(30.0, "µs").with_text("≈ 30 µs (extrapolation)"));
+        let text = r.to_text();
+        let header = text.lines().find(|l| l.starts_with("row")).unwrap();
+        let words: Vec<&str> = header.split_whitespace().collect();
+        assert_eq!(words, ["row", "article", "reference", "redis", "verdict"]);
+        assert!(text.contains("≈ 30 µs (extrapolation)"));
+        let json = serde_json::to_string(&r).unwrap();
+        let back: Report = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.rows[0].reference, r.rows[0].reference);
+    }
+}
+
+#[cfg(test)]
+mod verdict_tests {
+    use super::*;
+
+    #[test]
+    fn a_value_inside_the_articles_range_agrees() {
+        assert!(agrees_with_article("1500 < n ≤ 2000", "1707"));
+        assert!(agrees_with_article("1500 < n ≤ 2000", "2000"));
+        assert!(!agrees_with_article("1500 < n ≤ 2000", "1500"));
+        assert!(!agrees_with_article("1500 < n ≤ 2000", "2001"));
+        assert!(agrees_with_article("10–20", "10"));
+        assert!(!agrees_with_article("10–20", "x"));
+        assert!(agrees_with_article("dense", "dense"));
+    }
+
+    #[test]
+    fn pg_that_answers_otherwise_is_not_same() {
+        let mut r = Report::default();
+        let row = r.exact("k", "k", "9007199254740992");
+        row.redis = Some(Cell::text("9007199254740992"));
+        row.core = Some(Cell::text("9007199254740992"));
+        assert_eq!(verdict(row), "same");
+        row.pg = Some(Cell::text("9007199254740993"));
+        assert_eq!(verdict(row), "same · pg differs");
+    }
 }

@@ -527,6 +527,10 @@ impl Executor {
         }
         if now >= self.next_cron {
             self.server.active_expire_cycle();
+            // Keyspace notifications of what the cycle expired.
+            for id in self.server.take_clients_with_output() {
+                self.flush_pushes(id);
+            }
             self.close_idle_clients();
             self.next_cron = now + ACTIVE_EXPIRE_PERIOD;
         }

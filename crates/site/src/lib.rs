@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use redislab_harness::chart::ChartKind;
-use redislab_harness::report::{self, Kind, Report, BACKENDS};
+use redislab_harness::report::{self, Kind, Report, COLUMNS};
 
 /// A report and where it came from (shown on the page).
 pub struct Input {
@@ -135,7 +135,7 @@ fn counts(r: &Report) -> Vec<(String, usize)> {
 fn verdict_class(v: &str) -> &'static str {
     match v {
         "same" => "same",
-        "differs from article" => "differs",
+        "differs from article" | "same · pg differs" => "differs",
         "CORE ≠ REDIS" => "ne",
         "core/redis differ (expected)" => "expected",
         "measured" | "random" => "meas",
@@ -258,11 +258,15 @@ fn lab_page(input: &Input, svg_dir: &Path, summary: &mut Summary) -> Result<Stri
             }
         }
     }
-    let backends: Vec<&str> = BACKENDS
+    let backends: Vec<&str> = COLUMNS
         .into_iter()
         .filter(|b| r.rows.iter().any(|row| row.value(b).is_some()))
         .collect();
+    let with_reference = r.rows.iter().any(|row| row.reference.is_some());
     h.push_str("<table class=\"rows\">\n<thead><tr><th>row</th><th>article</th>");
+    if with_reference {
+        h.push_str("<th>reference</th>");
+    }
     for b in &backends {
         let _ = write!(h, "<th>{b}</th>");
     }
@@ -281,6 +285,10 @@ fn lab_page(input: &Input, svg_dir: &Path, summary: &mut Summary) -> Result<Stri
                 .unwrap_or_default(),
             esc(row.article.as_deref().unwrap_or("–"))
         );
+        if with_reference {
+            let text = row.reference.as_ref().map_or("–", |c| c.text.as_str());
+            let _ = write!(h, "<td class=\"reference\"><pre>{}</pre></td>", esc(text));
+        }
         for b in &backends {
             let cell = row.value(b);
             let class = match cell {

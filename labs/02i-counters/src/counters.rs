@@ -14,7 +14,7 @@ pub enum Path {
 
 /// Fixed window: count a hit unless the limit is reached; set the TTL only when
 /// the key has none (INCREX … ENX).
-const HIT_SCRIPT: &str = r#"
+pub const HIT_SCRIPT: &str = r#"
 local current = tonumber(redis.call('GET', KEYS[1]) or '0')
 if current + 1 > tonumber(ARGV[1]) then return 0 end
 redis.call('INCR', KEYS[1])

@@ -6,12 +6,15 @@
 //! change is published on a channel so only interested subscribers hear of it.
 //! Both run against the core (whose listener serves pub/sub) and Redis.
 
+mod cache;
+
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use cache::{Counters, Keys, Strategy, EARLY_MS, TTL_S};
 use redislab_harness::report::Bounds;
 use redislab_harness::{run, Kind, Kv, LabInfo, Recorder};
 
@@ -21,7 +24,6 @@ const LAB: LabInfo = LabInfo {
 };
 
 const USERS: u32 = 10_000;
-const TTL_S: u64 = 5;
 const RUN_S: u64 = 11;
 const READERS: usize = 4;
 const NOTIFY: usize = 200;
@@ -50,8 +52,15 @@ fn main() -> ExitCode {
         bounded(
             r,
             "rebuilds",
-            &format!("ZREVRANGE rebuilds (≈ one per {TTL_S} s TTL)"),
+            &format!("ZREVRANGE rebuilds in {RUN_S} s ({TTL_S} s TTL: 3 needed)"),
             1.0,
+            20.0,
+        );
+        bounded(
+            r,
+            "overlapping",
+            "… rebuilds started while another reader's was running (the stampede)",
+            0.0,
             20.0,
         );
         bounded(
@@ -68,6 +77,38 @@ fn main() -> ExitCode {
             0.0,
             1.0,
         );
+        for strategy in [Strategy::Lock, Strategy::Early] {
+            let sfx = strategy.suffix();
+            let name = strategy.name();
+            bounded(
+                r,
+                &format!("rebuilds{sfx}"),
+                &format!("fix: {name}: rebuilds"),
+                1.0,
+                8.0,
+            );
+            bounded(
+                r,
+                &format!("overlapping{sfx}"),
+                &format!("fix: {name}: overlapping rebuilds"),
+                0.0,
+                0.0,
+            );
+            bounded(
+                r,
+                &format!("hit-ratio{sfx}"),
+                &format!("fix: {name}: hit ratio"),
+                0.8,
+                1.0,
+            );
+            bounded(
+                r,
+                &format!("max-age{sfx}"),
+                &format!("fix: {name}: oldest top 100 served (s)"),
+                0.0,
+                TTL_S as f64 + 0.5,
+            );
+        }
         r.row(
             "published",
             &format!("score_and_notify × {NOTIFY}: PUBLISH replies (receivers)"),
@@ -89,20 +130,10 @@ fn main() -> ExitCode {
         );
         ctx.each_kv(cache_and_notify)?;
         ctx.note(format!("One writer adds points (ZINCRBY, ~500/s) while {READERS} readers call the article's get_top100_cached for {RUN_S} s; a miss rebuilds the cache with ZREVRANGE 0 99 WITHSCORES and SET … EX {TTL_S}. Every 50th read also fetches the live top 100 to measure staleness."));
+        ctx.note(format!("The article's cache rebuilds on every miss, so when the TTL runs out each reader that misses before the first rebuild lands runs its own ZREVRANGE + SET: a cache stampede (dog-pile). With {READERS} readers the rebuilds row counts more than the 3 that {RUN_S} s of a {TTL_S} s TTL need, and the overlapping row those that ran while another was already running; with thousands of dashboards each expiry sends thousands of ZREVRANGEs at once. The fix rows run beside it (same board, same writer, own cache keys, {READERS} readers each): a single rebuilder (SET lock NX PX: the winner rebuilds, the others re-read the cache until it lands) and early refresh (a reader that sees under {} ms left takes the same lock and rebuilds before expiry, so after the first fill nobody misses). Both must show no overlapping rebuild.", EARLY_MS));
         ctx.note("Pub/sub: one SUBSCRIBE connection on leaderboard:rank_update; the writer runs score_and_notify (ZINCRBY, ZREVRANK, PUBLISH of a JSON payload) and the subscriber counts what arrives.");
         Ok(())
     })
-}
-
-fn top100(conn: &mut redis::Connection, lb: &str) -> Result<String, String> {
-    let items: Vec<(String, f64)> = redis::cmd("ZREVRANGE")
-        .arg(lb)
-        .arg(0)
-        .arg(99)
-        .arg("WITHSCORES")
-        .query(conn)
-        .map_err(|e| e.to_string())?;
-    Ok(serde_json::to_string(&items).unwrap_or_default())
 }
 
 fn cache_and_notify(kv: &mut Kv, rec: &mut Recorder) -> Result<(), String> {
@@ -119,14 +150,6 @@ fn cache_and_notify(kv: &mut Kv, rec: &mut Recorder) -> Result<(), String> {
     load.query::<()>(kv.conn()).map_err(|e| e.to_string())?;
 
     let stop = Arc::new(AtomicBool::new(false));
-    let (reads, hits, rebuilds, stale, sampled) = (
-        Arc::new(AtomicU64::new(0)),
-        Arc::new(AtomicU64::new(0)),
-        Arc::new(AtomicU64::new(0)),
-        Arc::new(AtomicU64::new(0)),
-        Arc::new(AtomicU64::new(0)),
-    );
-    let max_age_ms = Arc::new(AtomicU64::new(0));
     let mut threads = Vec::new();
     {
         let (mut conn, lb, stop) = (kv.new_connection()?, lb.clone(), stop.clone());
@@ -145,83 +168,67 @@ fn cache_and_notify(kv: &mut Kv, rec: &mut Recorder) -> Result<(), String> {
             Ok(())
         }));
     }
-    for _ in 0..READERS {
-        let mut conn = kv.new_connection()?;
-        let (lb, cache, stop) = (lb.clone(), cache.clone(), stop.clone());
-        let (reads, hits, rebuilds, stale, sampled, max_age_ms) = (
-            reads.clone(),
-            hits.clone(),
-            rebuilds.clone(),
-            stale.clone(),
-            sampled.clone(),
-            max_age_ms.clone(),
-        );
-        threads.push(thread::spawn(move || -> Result<(), String> {
-            while !stop.load(Ordering::Relaxed) {
-                let n = reads.fetch_add(1, Ordering::Relaxed);
-                let cached: Option<String> = redis::cmd("GET")
-                    .arg(&cache)
-                    .query(&mut conn)
-                    .map_err(|e| e.to_string())?;
-                let served = match cached {
-                    Some(json) => {
-                        hits.fetch_add(1, Ordering::Relaxed);
-                        let pttl: i64 = redis::cmd("PTTL")
-                            .arg(&cache)
-                            .query(&mut conn)
-                            .map_err(|e| e.to_string())?;
-                        if pttl > 0 {
-                            max_age_ms.fetch_max(TTL_S * 1000 - pttl as u64, Ordering::Relaxed);
-                        }
-                        json
-                    }
-                    None => {
-                        rebuilds.fetch_add(1, Ordering::Relaxed);
-                        let json = top100(&mut conn, &lb)?;
-                        redis::cmd("SET")
-                            .arg(&cache)
-                            .arg(&json)
-                            .arg("EX")
-                            .arg(TTL_S)
-                            .query::<()>(&mut conn)
-                            .map_err(|e| e.to_string())?;
-                        json
-                    }
-                };
-                if n % 50 == 0 {
-                    sampled.fetch_add(1, Ordering::Relaxed);
-                    if top100(&mut conn, &lb)? != served {
-                        stale.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-                thread::sleep(Duration::from_millis(1));
-            }
-            Ok(())
-        }));
+    // The three strategies run at once, each with its own readers and cache key,
+    // over the same leaderboard and writer.
+    let mut counters = Vec::new();
+    for strategy in Strategy::ALL {
+        let keys = Keys {
+            lb: lb.clone(),
+            cache: format!("{cache}{}", strategy.suffix()),
+            lock: kv.key(&format!("leaderboard:top100:lock{}", strategy.suffix())),
+        };
+        let c = Arc::new(Counters::default());
+        for _ in 0..READERS {
+            let conn = kv.new_connection()?;
+            let (keys, c, stop) = (keys.clone(), c.clone(), stop.clone());
+            threads.push(thread::spawn(move || {
+                cache::reader(conn, keys, c, strategy, stop)
+            }));
+        }
+        counters.push((strategy, keys, c));
     }
+    let phase = redislab_harness::progress::Phase::new(
+        format!(
+            "{}: {READERS} readers × 3 strategies for {RUN_S} s",
+            kv.name
+        ),
+        None,
+    );
     thread::sleep(Duration::from_secs(RUN_S));
+    phase.finish();
     stop.store(true, Ordering::Relaxed);
     for t in threads {
         t.join().map_err(|_| "a thread panicked".to_string())??;
     }
-    let (reads, hits) = (reads.load(Ordering::Relaxed), hits.load(Ordering::Relaxed));
-    rec.put("reads", reads.to_string());
-    rec.put(
-        "hit-ratio",
-        format!("{:.4}", hits as f64 / reads.max(1) as f64),
-    );
-    rec.put("rebuilds", rebuilds.load(Ordering::Relaxed).to_string());
-    rec.put(
-        "max-age",
-        format!("{:.2}", max_age_ms.load(Ordering::Relaxed) as f64 / 1000.0),
-    );
-    rec.put(
-        "stale-share",
-        format!(
-            "{:.2}",
-            stale.load(Ordering::Relaxed) as f64 / sampled.load(Ordering::Relaxed).max(1) as f64
-        ),
-    );
+    for (strategy, keys, c) in &counters {
+        let sfx = strategy.suffix();
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let (reads, hits) = (load(&c.reads), load(&c.hits));
+        rec.put(
+            &format!("hit-ratio{sfx}"),
+            format!("{:.4}", hits as f64 / reads.max(1) as f64),
+        );
+        rec.put(&format!("rebuilds{sfx}"), load(&c.rebuilds).to_string());
+        rec.put(
+            &format!("overlapping{sfx}"),
+            load(&c.overlapping).to_string(),
+        );
+        rec.put(
+            &format!("max-age{sfx}"),
+            format!("{:.2}", load(&c.max_age_ms) as f64 / 1000.0),
+        );
+        if *strategy == Strategy::Plain {
+            rec.put("reads", reads.to_string());
+            rec.put(
+                "stale-share",
+                format!(
+                    "{:.2}",
+                    load(&c.stale) as f64 / load(&c.sampled).max(1) as f64
+                ),
+            );
+        }
+        kv.cmd(&["DEL", &keys.cache, &keys.lock])?;
+    }
     // The pub/sub part starts from a fresh board, so its rows do not depend on how
     // many writes the timed cache run managed.
     kv.cmd(&["DEL", &lb])?;

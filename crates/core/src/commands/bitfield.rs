@@ -14,6 +14,7 @@ use super::string_value::{read_bytes, writable_bits};
 use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::bitmap::{self, Overflow};
 use crate::reply::{errors, Reply};
+use crate::server::notify;
 
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("bitfield", -2, bitfield)
@@ -155,6 +156,9 @@ fn run(s: &mut Server, a: &Args, read_only: bool) -> CmdResult {
         })
         .collect();
     s.set_dirty(changes);
+    if changes > 0 {
+        s.notify_here(notify::STRING, "setbit", a.bytes(1));
+    }
     Ok(Reply::Array(replies))
 }
 

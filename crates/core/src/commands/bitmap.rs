@@ -23,6 +23,7 @@ use crate::bitmap::{self, BitOp};
 use crate::keyspace::Value;
 use crate::reply::{errors, Reply};
 use crate::sds::Sds;
+use crate::server::notify;
 use crate::strings::ArgObject;
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -98,6 +99,9 @@ fn setbit(s: &mut Server, a: &Args) -> CmdResult {
     // Redis counts a change only if the string was created or grew, or the bit
     // flipped.
     s.set_dirty(u64::from(grew || old != on));
+    if grew || old != on {
+        s.notify_here(notify::STRING, "setbit", a.bytes(1));
+    }
     Ok(Reply::Integer(i64::from(old)))
 }
 
@@ -217,7 +221,7 @@ fn bitop(s: &mut Server, a: &Args) -> CmdResult {
     }
     // Look every source up (type check, lazy expiry), then read them in place.
     for i in 3..a.len() {
-        lookup(s, a.bytes(i))?;
+        super::string_value::lookup_source(s, a.bytes(i))?;
     }
     let sources: Vec<Cow<'_, [u8]>> = (3..a.len())
         .map(|i| match s.keyspace.peek(a.bytes(i)) {
@@ -232,10 +236,17 @@ fn bitop(s: &mut Server, a: &Args) -> CmdResult {
     let len = result.len();
     let dest = a.bytes(2);
     let changed = if len > 0 {
+        let replaced = s.overwrite_probe(dest);
         store(s, dest, ArgObject::Raw(Sds::from_vec(result)), false);
+        s.notify_overwritten(dest, replaced);
+        s.notify_here(notify::STRING, "set", dest);
         true
     } else {
-        s.keyspace.remove(dest)
+        let deleted = s.keyspace.remove_stored(dest);
+        if deleted {
+            s.notify_here(notify::GENERIC, "del", dest);
+        }
+        deleted
     };
     s.set_dirty(u64::from(changed));
     Ok(Reply::Integer(len as i64))

@@ -110,11 +110,38 @@ pub const COMMANDS: &[CommandSpec] = &[
             "Stops listening on patterns.",
             "[pattern [pattern ...]]",
         ),
-    CommandSpec::client("publish", 3, pubsub::publish)
+    CommandSpec::client("ssubscribe", -2, pubsub::ssubscribe)
+        .flags(PUBSUB | NOSCRIPT | LOADING | STALE | DENYOOM | OK_SUBSCRIBED)
+        .keys(1, -1, 1)
+        .group(Group::PubSub)
+        .doc(
+            "7.0.0",
+            "Listens for messages on shard channels.",
+            "shardchannel [shardchannel ...]",
+        ),
+    CommandSpec::client("sunsubscribe", -1, pubsub::sunsubscribe)
+        .flags(PUBSUB | NOSCRIPT | LOADING | STALE | OK_SUBSCRIBED)
+        .keys(1, -1, 1)
+        .group(Group::PubSub)
+        .doc(
+            "7.0.0",
+            "Stops listening on shard channels.",
+            "[shardchannel [shardchannel ...]]",
+        ),
+    CommandSpec::new("publish", 3, pubsub::publish)
         // MAY_REPLICATE (hidden from COMMAND INFO): read-only scripts refuse it.
         .flags(PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE)
         .group(Group::PubSub)
         .doc("2.0.0", "Posts a message to a channel.", "channel message"),
+    CommandSpec::new("spublish", 3, pubsub::spublish)
+        .flags(PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE)
+        .keys(1, 1, 1)
+        .group(Group::PubSub)
+        .doc(
+            "7.0.0",
+            "Posts a message to a shard channel.",
+            "shardchannel message",
+        ),
     CommandSpec::container("pubsub", PUBSUB_SUBCOMMANDS)
         .group(Group::PubSub)
         .doc(
@@ -145,6 +172,18 @@ const PUBSUB_SUBCOMMANDS: &[CommandSpec] = &[
         .flags(PUBSUB | LOADING | STALE)
         .group(Group::PubSub)
         .doc("2.8.0", "Counts the pattern subscriptions.", ""),
+    CommandSpec::new("shardchannels", -2, pubsub::pubsub_shardchannels)
+        .flags(PUBSUB | LOADING | STALE)
+        .group(Group::PubSub)
+        .doc("7.0.0", "Lists the active shard channels.", "[pattern]"),
+    CommandSpec::new("shardnumsub", -2, pubsub::pubsub_shardnumsub)
+        .flags(PUBSUB | LOADING | STALE)
+        .group(Group::PubSub)
+        .doc(
+            "7.0.0",
+            "Counts the subscribers of shard channels.",
+            "[shardchannel [shardchannel ...]]",
+        ),
 ];
 
 const CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
@@ -218,6 +257,7 @@ pub fn reset(s: &mut Server, c: &mut Client, _: &Args) -> CmdResult {
     s.pubsub.forget(c);
     c.channels.clear();
     c.patterns.clear();
+    c.shard_channels.clear();
     c.name = None;
     c.reply_mode = ReplyMode::On;
     c.no_evict = false;
@@ -383,7 +423,7 @@ fn client_line(c: &Client, db_now: usize) -> String {
     }
     let now = std::time::Instant::now();
     format!(
-        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db={} sub={} psub={} ssub=0 multi={} watch={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 tot-mem=1024 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={} io-thread=0 tot-net-in=0 tot-net-out=0 tot-cmds=0",
+        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} watch={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=1024 rbp=0 obl=0 oll=0 omem=0 tot-mem=1024 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={} io-thread=0 tot-net-in=0 tot-net-out=0 tot-cmds=0",
         c.id,
         c.addr,
         c.laddr,
@@ -394,6 +434,7 @@ fn client_line(c: &Client, db_now: usize) -> String {
         c.db,
         c.channels.len(),
         c.patterns.len(),
+        c.shard_channels.len(),
         c.multi.as_ref().map_or(-1, |m| m.queued.len() as i64),
         c.watched.len(),
         c.last_command,

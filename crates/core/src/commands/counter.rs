@@ -26,6 +26,7 @@ use crate::keyspace::now_ms;
 use crate::ldouble::LongDouble;
 use crate::num::parse_i64;
 use crate::reply::{errors, Reply};
+use crate::server::notify;
 use crate::strings::{ArgObject, StringValue};
 
 use super::flags::*;
@@ -110,6 +111,7 @@ fn incr_decr(s: &mut Server, key: &[u8], by: i64) -> CmdResult {
         .checked_add(by)
         .ok_or_else(|| Reply::error("ERR increment or decrement would overflow"))?;
     store_int(s, key, value);
+    s.notify_here(notify::STRING, "incrby", key);
     Ok(Reply::Integer(value))
 }
 
@@ -144,6 +146,7 @@ fn incrbyfloat(s: &mut Server, a: &Args) -> CmdResult {
     }
     let text = value.to_human();
     store(s, key, ArgObject::from_computed(text.as_bytes()), true);
+    s.notify_here(notify::STRING, "incrbyfloat", key);
     Ok(Reply::bulk(text))
 }
 

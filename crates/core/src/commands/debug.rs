@@ -11,13 +11,15 @@
 //! reply of each RESP3 type, to see how a client shows it), ERROR, LOG,
 //! CHANGE-REPL-ID (nothing to change: OK), QUICKLIST-PACKED-THRESHOLD (from this
 //! size on a list element gets a plain node of its own; per thread, where Redis's
-//! is per process, see [`crate::list::quicklist`]), RELOAD (what saving and
-//! loading changes: expired keys dropped, lists rebuilt as loading builds them),
-//! LISTPACK (checks the key is a listpack; Redis also prints it on its stdout),
-//! HELP.
+//! is per process, see [`crate::list::quicklist`]), RELOAD (every database
+//! saved as an RDB image and loaded back, [`crate::rdb::file`]), OBJECT (Redis's
+//! line, `serializedlength` from the RDB writer), DIGEST and DIGEST-VALUE
+//! (Redis's SHA1 digests, [`crate::rdb::digest`]), SDSLEN, LISTPACK (checks the
+//! key is a listpack; Redis also prints it on its stdout), HELP.
 
 use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::keyspace::Value;
+use crate::rdb::digest;
 use crate::reply::{Protocol, Reply};
 use crate::server::client::Client;
 
@@ -73,6 +75,10 @@ pub fn debug(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
         _ if a.is(1, "quicklist-packed-threshold") && n == 3 => quicklist_packed_threshold(a),
         _ if a.is(1, "reload") => reload(s, a),
         _ if a.is(1, "listpack") && n == 3 => listpack(s, a),
+        _ if a.is(1, "object") && n == 3 => object(s, a),
+        _ if a.is(1, "sdslen") && n == 3 => sdslen(s, a),
+        _ if a.is(1, "digest") && n == 2 => Ok(Reply::Status(digest::hex(&dataset_digest(s)))),
+        _ if a.is(1, "digest-value") && n >= 2 => Ok(digest_value(s, a)),
         _ => Err(syntax_error(a)),
     }
 }
@@ -112,31 +118,157 @@ fn quicklist_packed_threshold(a: &Args) -> CmdResult {
     }
 }
 
-/// DEBUG RELOAD: what saving and loading an RDB file changes. Keys past their
-/// TTL are not loaded, and every list is rebuilt as `rdbLoadObject` builds it
-/// (with the current `list-max-listpack-size`, see [`crate::list::List::reloaded`]).
-/// Other types are kept as they are (their loaders are not modelled), and the
-/// options are checked but all behave like a plain reload.
+/// DEBUG RELOAD: every database saved as an RDB image by [`crate::rdb::file`]
+/// and loaded back (`rdbSave` then `emptyData` and `rdbLoad`). Loading rebuilds
+/// each value with the current thresholds, drops keys past their TTL and gives
+/// every key a fresh LRU/LFU field, as Redis's does. The core keeps no dump
+/// file, so NOSAVE loads what a save would write now; NOFLUSH loads over the
+/// data in memory, and without MERGE that fails when a key or a function
+/// library of the image is already there.
 fn reload(s: &mut Server, a: &Args) -> CmdResult {
+    let (mut flush, mut save, mut merge) = (true, true, false);
     for j in 2..a.len() {
-        if !(a.is(j, "merge") || a.is(j, "noflush") || a.is(j, "nosave")) {
+        if a.is(j, "merge") {
+            merge = true;
+        } else if a.is(j, "noflush") {
+            flush = false;
+        } else if a.is(j, "nosave") {
+            save = false;
+        } else {
             return Err(Reply::error(
                 "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.",
             ));
         }
     }
-    let cfg = crate::list::ListConfig::of(&s.config);
-    for db in 0..crate::server::DATABASES {
-        let ks = s.db_mut(db);
-        let keys: Vec<Vec<u8>> = ks.keys().map(<[u8]>::to_vec).collect();
-        for key in keys {
-            // The lookup drops a key whose TTL has passed, as loading skips it.
-            if let Some(Value::List(l)) = ks.get_mut(&key) {
-                **l = l.reloaded(cfg);
-            }
+    let opts = crate::rdb::Options::of(&s.config);
+    // The core keeps no dump file: NOSAVE loads what a save would write now.
+    let _ = save;
+    let image = save_image(s, opts.compress);
+    let keys = crate::rdb::file::load(&image, &opts)
+        .map_err(|_| Reply::error("ERR Error trying to load the RDB dump, check server logs."))?;
+    let load_error = || Reply::error("ERR Error trying to load the RDB dump, check server logs.");
+    if !flush && !merge {
+        // Without MERGE, what the image holds must not be in memory already:
+        // Redis refuses a function library that exists (and stops on a
+        // duplicate key, which the core refuses as well).
+        let libraries = s
+            .scripting
+            .as_ref()
+            .map_or(0, |e| e.functions().library_count());
+        if libraries > 0 || keys.iter().any(|(db, k, _, _)| s.db(*db).peek(k).is_some()) {
+            return Err(load_error());
         }
     }
+    if flush {
+        for db in 0..crate::server::DATABASES {
+            s.db_mut(db).clear();
+        }
+    }
+    let now = crate::keyspace::now_ms();
+    for (db, key, value, deadline) in keys {
+        if deadline.is_some_and(|t| t < now) {
+            continue;
+        }
+        let ks = s.db_mut(db);
+        ks.remove(&key);
+        ks.put(&key, value, deadline);
+    }
     Ok(Reply::ok())
+}
+
+/// `rdbSave` of every database into memory.
+fn save_image(s: &mut Server, compress: bool) -> Vec<u8> {
+    let mut out = crate::rdb::file::begin();
+    for db in 0..crate::server::DATABASES {
+        let keys: Vec<_> = s.db_mut(db).entries_with_expiry().collect();
+        crate::rdb::file::push_db(&mut out, db, &keys, compress);
+    }
+    crate::rdb::file::finish(out)
+}
+
+/// DEBUG OBJECT: Redis's line, `serializedlength` from the RDB writer, the
+/// quicklist details for a quicklist. The address is the core's.
+fn object(s: &mut Server, a: &Args) -> CmdResult {
+    let compress = crate::rdb::Options::of(&s.config).compress;
+    let clock = s.keyspace.access().clock;
+    let Some((value, _, lru)) = s.keyspace.peek_entry(a.bytes(2)) else {
+        return Err(Reply::error("ERR no such key"));
+    };
+    let encoding = encoding_name(value);
+    let mut extra = String::new();
+    if let Value::List(l) = value {
+        if let Some(ql) = l.quicklist() {
+            let nodes = ql.node_count();
+            let size: usize = ql.nodes().map(|n| n.sz()).sum();
+            extra = format!(
+                " ql_nodes:{nodes} ql_avg_node:{:.2} ql_listpack_max:{} ql_compressed:{} ql_uncompressed_size:{size}",
+                ql.len() as f64 / nodes as f64,
+                ql.fill(),
+                i32::from(ql.compress_depth() != 0),
+            );
+        }
+    }
+    let idle = crate::lru::idle_ms(lru, clock) / 1000;
+    Ok(Reply::Status(format!(
+        "Value at:{:p} refcount:1 encoding:{encoding} serializedlength:{} lru:{lru} lru_seconds_idle:{idle}{extra}",
+        value as *const Value,
+        crate::rdb::write::saved_len(value, compress),
+    )))
+}
+
+fn encoding_name(value: &Value) -> &'static str {
+    match value {
+        Value::List(l) => l.encoding_name(),
+        Value::Zset(z) => z.encoding().name(),
+        Value::Hash(h) => h.encoding_name(),
+        Value::Set(set) => set.encoding_name(),
+        Value::String(v) => v.encoding_name(),
+    }
+}
+
+/// DEBUG SDSLEN: the key's and the value's SDS figures for a string held as an
+/// SDS (embstr or raw).
+fn sdslen(s: &mut Server, a: &Args) -> CmdResult {
+    let key = a.bytes(2);
+    let slot = s.keyspace.has_expire_slot(key);
+    let Some((value, _, _)) = s.keyspace.peek_entry(key) else {
+        return Err(Reply::error("ERR no such key"));
+    };
+    match value {
+        Value::String(v) => v
+            .debug_sdslen(key.len(), slot)
+            .map(Reply::Status)
+            .ok_or_else(|| Reply::error("ERR Not an sds encoded string.")),
+        _ => Err(Reply::error("ERR Not an sds encoded string.")),
+    }
+}
+
+/// `computeDatasetDigest` over the 16 databases.
+fn dataset_digest(s: &mut Server) -> digest::Digest {
+    let mut out = [0u8; 20];
+    for db in 0..crate::server::DATABASES {
+        let keys: Vec<_> = s
+            .db_mut(db)
+            .entries_with_expiry()
+            .map(|(k, v, t)| (k, v, t.is_some()))
+            .collect();
+        digest::push_db(&mut out, db, &keys);
+    }
+    out
+}
+
+/// DEBUG DIGEST-VALUE key ...: each key's value digest (20 zero bytes for a
+/// missing key), logically expired keys included.
+fn digest_value(s: &mut Server, a: &Args) -> Reply {
+    let mut out = Vec::new();
+    for j in 2..a.len() {
+        let mut d = [0u8; 20];
+        if let Some((value, deadline, _)) = s.keyspace.peek_entry(a.bytes(j)) {
+            digest::object_digest(&mut d, value, deadline.is_some());
+        }
+        out.push(Reply::Status(digest::hex(&d)));
+    }
+    Reply::Array(out)
 }
 
 fn listpack(s: &mut Server, a: &Args) -> CmdResult {
@@ -208,12 +340,18 @@ fn help() -> Reply {
         "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "CHANGE-REPL-ID",
         "    Change the replication IDs of the instance (nothing to change on the core).",
+        "DIGEST",
+        "    Output a hex signature representing the current DB content.",
+        "DIGEST-VALUE <key> [<key> ...]",
+        "    Output a hex signature of the values of all the specified keys.",
         "ERROR <string>",
         "    Return a Redis protocol error with <string> as message.",
         "LISTPACK <key>",
         "    Show low level info about the ziplist encoding of <key>.",
         "LOG <message>",
         "    Write <message> to the server log.",
+        "OBJECT <key>",
+        "    Show low level info about the <key> and associated value.",
         "PROTOCOL <type>",
         "    Reply with a test value of the specified type. <type> can be: string,",
         "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
@@ -221,8 +359,10 @@ fn help() -> Reply {
         "QUICKLIST-PACKED-THRESHOLD <size>",
         "    Sets the threshold for elements to be inserted as plain vs packed nodes",
         "RELOAD [MERGE] [NOFLUSH] [NOSAVE]",
-        "    Save the RDB on disk and reload it back to memory (the core: expired keys",
-        "    dropped, lists rebuilt).",
+        "    Save the RDB on disk and reload it back to memory (the core: an RDB image",
+        "    in memory).",
+        "SDSLEN <key>",
+        "    Show low level SDS string info representing <key> and value.",
         "SET-ACTIVE-EXPIRE <0|1>",
         "    Setting it to 0 disables expiring keys in background when they are not",
         "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",

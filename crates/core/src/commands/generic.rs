@@ -12,6 +12,7 @@
 use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::keyspace::now_ms;
 use crate::reply::{errors, Reply};
+use crate::server::notify;
 
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("dbsize", 1, dbsize)
@@ -168,10 +169,14 @@ fn del_command(s: &mut Server, a: &Args) -> CmdResult {
 /// the number of live keys deleted; an expired key is deleted as expired and not
 /// counted (`delGenericCommand`).
 pub fn del(s: &mut Server, a: &Args) -> Reply {
-    let removed = (1..a.len())
-        .filter(|&i| s.keyspace.remove(a.bytes(i)))
-        .count();
-    Reply::Integer(removed as i64)
+    let mut removed = 0;
+    for i in 1..a.len() {
+        if s.keyspace.remove(a.bytes(i)) {
+            s.notify_here(notify::GENERIC, "del", a.bytes(i));
+            removed += 1;
+        }
+    }
+    Reply::Integer(removed)
 }
 
 /// Counts every argument that names a live key, duplicates included (as Redis does).
@@ -191,25 +196,31 @@ fn type_of(s: &mut Server, a: &Args) -> CmdResult {
 }
 
 fn expire(s: &mut Server, a: &Args) -> CmdResult {
-    expire_generic(s, a, 1000, now_ms(), "expire")
+    expire_generic(s, a, 1000, true, "expire")
 }
 
 fn pexpire(s: &mut Server, a: &Args) -> CmdResult {
-    expire_generic(s, a, 1, now_ms(), "pexpire")
+    expire_generic(s, a, 1, true, "pexpire")
 }
 
 fn expireat(s: &mut Server, a: &Args) -> CmdResult {
-    expire_generic(s, a, 1000, 0, "expireat")
+    expire_generic(s, a, 1000, false, "expireat")
 }
 
 fn pexpireat(s: &mut Server, a: &Args) -> CmdResult {
-    expire_generic(s, a, 1, 0, "pexpireat")
+    expire_generic(s, a, 1, false, "pexpireat")
 }
 
 /// EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT with NX/XX/GT/LT (`expireGenericCommand`):
 /// options first, then the number, then the key. A deadline in the past deletes
 /// the key, as in Redis. For GT/LT a key without a TTL counts as an infinite TTL.
-fn expire_generic(s: &mut Server, a: &Args, unit_ms: i64, base_ms: i64, name: &str) -> CmdResult {
+///
+/// The clock is read once (Redis's `commandTimeSnapshot`): a relative TTL is added
+/// to the same instant the "already passed" test compares with, so `PEXPIRE k 1`
+/// never deletes the key however long the command took to get there.
+fn expire_generic(s: &mut Server, a: &Args, unit_ms: i64, relative: bool, name: &str) -> CmdResult {
+    let now = now_ms();
+    let base_ms = if relative { now } else { 0 };
     let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
     for i in 3..a.len() {
         match () {
@@ -256,10 +267,12 @@ fn expire_generic(s: &mut Server, a: &Args, unit_ms: i64, base_ms: i64, name: &s
     if refused {
         return Ok(Reply::Integer(0));
     }
-    if at <= now_ms() {
+    if at <= now {
         s.keyspace.remove(key);
+        s.notify_here(notify::GENERIC, "del", key);
     } else {
         s.keyspace.set_expiry(key, Some(at));
+        s.notify_here(notify::GENERIC, "expire", key);
     }
     Ok(Reply::Integer(1))
 }
@@ -306,6 +319,7 @@ fn persist(s: &mut Server, a: &Args) -> CmdResult {
     match s.keyspace.expiry(key) {
         Some(Some(_)) => {
             s.keyspace.set_expiry(key, None);
+            s.notify_here(notify::GENERIC, "persist", key);
             Ok(Reply::Integer(1))
         }
         _ => Ok(Reply::Integer(0)),

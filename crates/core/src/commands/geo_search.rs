@@ -20,7 +20,6 @@
 //!    ANY implies ASC.
 
 use super::geo::{lon_lat, unit};
-use super::zset::read;
 use super::{Args, CmdResult, Server};
 use crate::geo::area::{areas_for, Search, Shape};
 use crate::geo::distance::{format_distance, within_radius, within_rectangle};
@@ -28,6 +27,7 @@ use crate::geo::geohash::{self, HashBits};
 use crate::geo::sort::{glibc_qsort, pqsort};
 use crate::keyspace::Value;
 use crate::reply::{errors, Reply};
+use crate::server::notify;
 use crate::zset::{ScoreRange, Zset};
 
 /// Which command is running (Redis's RADIUS_* / GEOSEARCH* flags).
@@ -266,7 +266,7 @@ fn member_xy(s: &Server, key: &[u8], member: &[u8]) -> Result<[f64; 2], Reply> {
 /// `georadiusGeneric`.
 fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> CmdResult {
     let src_key = a.bytes(src);
-    let exists = read(s, src_key)?.is_some();
+    let exists = super::zset::read_source(s, src_key)?.is_some();
     let mut storekey: Option<&[u8]> = None;
     let mut storedist = false;
     let mut xy = [0.0, 0.0];
@@ -385,7 +385,9 @@ fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> CmdResult {
     let Some(Value::Zset(zset)) = s.keyspace.peek(src_key) else {
         return Ok(match storekey {
             Some(dst) => {
-                s.keyspace.remove(dst);
+                if s.keyspace.remove_stored(dst) {
+                    s.notify_here(notify::GENERIC, "del", dst);
+                }
                 Reply::Integer(0)
             }
             None => Reply::Array(Vec::new()),
@@ -462,7 +464,9 @@ fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> CmdResult {
         Some(dst) => {
             let dst = dst.to_vec();
             if returned == 0 {
-                s.keyspace.remove(&dst);
+                if s.keyspace.remove_stored(&dst) {
+                    s.notify_here(notify::GENERIC, "del", &dst);
+                }
                 return Ok(Reply::Integer(0));
             }
             let items = points
@@ -477,10 +481,18 @@ fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> CmdResult {
                 })
                 .collect();
             let limits = super::zset::limits(s);
+            let replaced = s.overwrite_probe(&dst);
             s.keyspace.insert(
                 &dst,
                 Value::Zset(Box::new(Zset::from_result(items, &limits))),
             );
+            s.notify_overwritten(&dst, replaced);
+            let event = if mode.geosearch {
+                "geosearchstore"
+            } else {
+                "georadiusstore"
+            };
+            s.notify_here(notify::ZSET, event, &dst);
             Ok(Reply::Integer(returned as i64))
         }
     }

@@ -22,6 +22,7 @@ use crate::ldouble::LongDouble;
 use crate::num::parse_i64;
 use crate::reply::{errors, Reply};
 use crate::sampling;
+use crate::server::notify;
 
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("hset", -4, hset)
@@ -267,6 +268,7 @@ fn settle(s: &mut Server, key: &[u8]) {
     match s.keyspace.peek(key) {
         Some(Value::Hash(h)) if h.is_empty() => {
             s.keyspace.remove(key);
+            s.notify_here(notify::GENERIC, "del", key);
         }
         Some(Value::Hash(h)) => {
             let at = h.subexpire_time();
@@ -280,6 +282,7 @@ fn settle(s: &mut Server, key: &[u8]) {
 /// WATCH, and deletes the hash if it was the last field.
 fn after_lazy_expiry(s: &mut Server, key: &[u8]) {
     expired_fields(s, key, 1);
+    s.notify_here(notify::HASH, "hexpired", key);
     settle(s, key);
 }
 
@@ -328,6 +331,7 @@ pub fn hset(s: &mut Server, a: &Args) -> CmdResult {
         .filter(|pair| hash.set(pair[0], pair[1], false, &limits))
         .count();
     touched(s, key);
+    s.notify_here(notify::HASH, "hset", key);
     Ok(if a.bytes(0)[1].eq_ignore_ascii_case(&b's') {
         Reply::Integer(created as i64)
     } else {
@@ -351,6 +355,7 @@ pub fn hsetnx(s: &mut Server, a: &Args) -> CmdResult {
     hash.prepare_for(&[field, value], &limits);
     hash.set(field, value, false, &limits);
     touched(s, key);
+    s.notify_here(notify::HASH, "hset", key);
     Ok(Reply::Integer(1))
 }
 
@@ -359,7 +364,10 @@ pub fn hsetnx(s: &mut Server, a: &Args) -> CmdResult {
 /// so the key's TTL goes too).
 fn expired_then_recreate(s: &mut Server, key: &[u8]) {
     expired_fields(s, key, 1);
+    s.notify_here(notify::HASH, "hexpired", key);
     if matches!(s.keyspace.peek(key), Some(Value::Hash(h)) if h.is_empty()) {
+        s.keyspace.remove(key);
+        s.notify_here(notify::GENERIC, "del", key);
         s.keyspace.insert(key, Value::Hash(Hash::new()));
     }
 }
@@ -376,9 +384,12 @@ pub fn hget(s: &mut Server, a: &Args) -> CmdResult {
 pub fn hmget(s: &mut Server, a: &Args) -> CmdResult {
     let key = a.bytes(1);
     let now = now();
-    peek(s, key)?;
+    // One lookup of the key (one hit or miss, one `keymiss`), as Redis.
+    if peek(s, key)?.is_none() {
+        return Ok(Reply::Array(vec![Reply::Nil; a.len() - 2]));
+    }
     let mut out = Vec::with_capacity(a.len() - 2);
-    let mut expired = 0;
+    let (mut expired, mut notified, mut deleted) = (0, 0, false);
     for i in 2..a.len() {
         let Some(hash) = lookup(s, key)? else {
             out.push(Reply::Nil);
@@ -392,12 +403,24 @@ pub fn hmget(s: &mut Server, a: &Args) -> CmdResult {
                 out.push(Reply::Nil);
                 if hash.is_empty() {
                     s.keyspace.remove(key);
+                    deleted = true;
+                } else {
+                    notified += 1;
                 }
             }
         }
     }
     if expired > 0 {
         expired_fields(s, key, expired);
+        // Redis counts only the expiries that left fields behind (the one
+        // that emptied the hash is GETF_EXPIRED_HASH), and notifies nothing
+        // without them.
+        if notified > 0 {
+            s.notify_here(notify::HASH, "hexpired", key);
+            if deleted {
+                s.notify_here(notify::GENERIC, "del", key);
+            }
+        }
         settle(s, key);
     }
     Ok(Reply::Array(out))
@@ -442,6 +465,7 @@ pub fn hdel(s: &mut Server, a: &Args) -> CmdResult {
     if removed > 0 {
         hash.forget_registration_if_no_ttls(had_ttls);
         touched(s, key);
+        s.notify_here(notify::HASH, "hdel", key);
         settle(s, key);
     }
     Ok(Reply::Integer(removed))
@@ -524,6 +548,11 @@ fn store_increment(s: &mut Server, key: &[u8], field: &[u8], value: &[u8]) {
     touched(s, key);
 }
 
+/// HINCRBY's and HINCRBYFLOAT's result is stored: `event` is notified.
+fn stored_increment(s: &mut Server, key: &[u8], event: &'static str) {
+    s.notify_here(notify::HASH, event, key);
+}
+
 /// HINCRBY key field increment.
 pub fn hincrby(s: &mut Server, a: &Args) -> CmdResult {
     let by = a.int(3)?;
@@ -537,6 +566,7 @@ pub fn hincrby(s: &mut Server, a: &Args) -> CmdResult {
         .checked_add(by)
         .ok_or_else(|| Reply::error("ERR increment or decrement would overflow"))?;
     store_increment(s, key, field, value.to_string().as_bytes());
+    stored_increment(s, key, "hincrby");
     Ok(Reply::Integer(value))
 }
 
@@ -561,6 +591,7 @@ pub fn hincrbyfloat(s: &mut Server, a: &Args) -> CmdResult {
     }
     let text = value.to_human();
     store_increment(s, key, field, text.as_bytes());
+    stored_increment(s, key, "hincrbyfloat");
     Ok(Reply::bulk(text))
 }
 
@@ -584,6 +615,7 @@ pub fn hrandfield(s: &mut Server, a: &Args) -> CmdResult {
     let gone = hash.expire_all_due(now);
     if gone > 0 {
         expired_fields(s, key, gone);
+        s.notify_here(notify::HASH, "hexpired", key);
         settle(s, key);
         if peek(s, key)?.is_none() {
             return Ok(missing);
@@ -811,6 +843,8 @@ fn hexpire_generic(s: &mut Server, a: &Args, unit: Unit, relative: bool, name: &
     s.stats.expired_subkeys += deleted as u64;
     if changed {
         touched(s, key);
+        let event = if deleted > 0 { "hdel" } else { "hexpire" };
+        s.notify_here(notify::HASH, event, key);
     }
     settle(s, key);
     Ok(Reply::Array(codes))
@@ -901,6 +935,7 @@ pub fn hpersist(s: &mut Server, a: &Args) -> CmdResult {
         .collect();
     if codes.contains(&Reply::Integer(1)) {
         touched(s, key);
+        s.notify_here(notify::HASH, "hpersist", key);
     }
     Ok(Reply::Array(codes))
 }
@@ -938,6 +973,12 @@ pub fn hgetdel(s: &mut Server, a: &Args) -> CmdResult {
         }
         expired_fields(s, key, expired);
         touched(s, key);
+        if expired > 0 {
+            s.notify_here(notify::HASH, "hexpired", key);
+        }
+        if changed {
+            s.notify_here(notify::HASH, "hdel", key);
+        }
         settle(s, key);
     }
     Ok(Reply::Array(values))
@@ -1060,7 +1101,7 @@ pub fn hgetex(s: &mut Server, a: &Args) -> CmdResult {
     let hash = lookup(s, key)?.expect("looked up above");
     let changes_ttl = o.at.is_some() || o.persist;
     let mut batch = changes_ttl.then(|| hash.begin_expire(ExpireCond::None));
-    let (mut expired, mut changed, mut deleted) = (0, false, 0);
+    let (mut expired, mut changed, mut deleted, mut updated) = (0, false, 0, 0);
     let mut values = Vec::with_capacity(o.fields);
     for j in o.first_field..o.first_field + o.fields {
         let field = a.bytes(j);
@@ -1072,6 +1113,7 @@ pub fn hgetex(s: &mut Server, a: &Args) -> CmdResult {
                     let res = hash.set_expire(field, at, batch, now);
                     changed |= matches!(res, SetExpire::Set | SetExpire::Deleted);
                     deleted += usize::from(res == SetExpire::Deleted);
+                    updated += usize::from(res == SetExpire::Set);
                 }
             }
             Lookup::Missing => values.push(Reply::Nil),
@@ -1088,6 +1130,15 @@ pub fn hgetex(s: &mut Server, a: &Args) -> CmdResult {
     s.stats.expired_subkeys += deleted as u64;
     if changed {
         touched(s, key);
+    }
+    if expired > 0 {
+        s.notify_here(notify::HASH, "hexpired", key);
+    }
+    if updated > 0 {
+        let event = if o.persist { "hpersist" } else { "hexpire" };
+        s.notify_here(notify::HASH, event, key);
+    } else if deleted > 0 {
+        s.notify_here(notify::HASH, "hdel", key);
     }
     settle(s, key);
     Ok(Reply::Array(values))
@@ -1134,6 +1185,9 @@ pub fn hsetex(s: &mut Server, a: &Args) -> CmdResult {
         }
         if (o.fnx && found != 0) || (o.fxx && found != pairs.len()) {
             expired_fields(s, key, expired);
+            if expired > 0 {
+                s.notify_here(notify::HASH, "hexpired", key);
+            }
             settle(s, key);
             return Ok(Reply::Integer(0));
         }
@@ -1141,11 +1195,15 @@ pub fn hsetex(s: &mut Server, a: &Args) -> CmdResult {
     let args: Vec<&[u8]> = pairs.iter().flat_map(|(f, v)| [*f, *v]).collect();
     hash.prepare_for(&args, &limits);
     let mut batch = o.at.map(|_| hash.begin_expire(ExpireCond::None));
-    let mut deleted = 0;
+    let (mut deleted, mut updated) = (0, 0);
     for (field, value) in &pairs {
         hash.set(field, value, o.at.is_some() || o.keepttl, &limits);
         if let Some(batch) = batch.as_mut() {
-            deleted += usize::from(hash.set_expire(field, o.at, batch, now) == SetExpire::Deleted);
+            match hash.set_expire(field, o.at, batch, now) {
+                SetExpire::Deleted => deleted += 1,
+                SetExpire::Set => updated += 1,
+                _ => {}
+            }
         }
     }
     if let Some(batch) = &batch {
@@ -1154,6 +1212,14 @@ pub fn hsetex(s: &mut Server, a: &Args) -> CmdResult {
     expired_fields(s, key, expired);
     s.stats.expired_subkeys += deleted as u64;
     touched(s, key);
+    if expired > 0 {
+        s.notify_here(notify::HASH, "hexpired", key);
+    }
+    s.notify_here(notify::HASH, "hset", key);
+    if deleted + updated > 0 {
+        let event = if deleted > 0 { "hdel" } else { "hexpire" };
+        s.notify_here(notify::HASH, event, key);
+    }
     settle(s, key);
     Ok(Reply::Integer(1))
 }

@@ -16,6 +16,7 @@ use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::hll::{self, dense, sparse, Encoding, HDR_SIZE, REGISTERS};
 use crate::reply::Reply;
 use crate::sds::Sds;
+use crate::server::notify;
 use crate::strings::StringValue;
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -116,6 +117,9 @@ fn pfadd(s: &mut Server, a: &Args) -> CmdResult {
     }
     // One change per register raised, and one for a new key.
     s.set_dirty(updated as u64);
+    if updated > 0 {
+        s.notify_here(notify::STRING, "pfadd", key);
+    }
     Ok(Reply::Integer(i64::from(updated > 0)))
 }
 
@@ -125,6 +129,8 @@ fn merge_keys(s: &mut Server, keys: &[Vec<u8>]) -> Result<(Box<[u8; REGISTERS]>,
     let mut raw = Box::new([0u8; REGISTERS]);
     let mut any_dense = false;
     for key in keys {
+        // `lookupKeyRead`, even in PFMERGE.
+        super::string_value::lookup_source(s, key)?;
         let Some(bytes) = sketch(s, key)? else {
             continue;
         };
@@ -177,6 +183,7 @@ fn pfmerge(s: &mut Server, a: &Args) -> CmdResult {
         }
     }
     hll::invalidate_cache(sds.bytes_mut());
+    s.notify_here(notify::STRING, "pfadd", key);
     Ok(Reply::ok())
 }
 

@@ -204,7 +204,7 @@ fn stats(s: &Server, f: &mut Fields) {
     f.add("keyspace_misses", st.keyspace_misses);
     f.add("pubsub_channels", s.pubsub.channel_count());
     f.add("pubsub_patterns", s.pubsub.pattern_count());
-    f.add("pubsubshard_channels", 0);
+    f.add("pubsubshard_channels", s.pubsub.shard_channel_count());
     f.add("total_error_replies", st.total_error_replies);
     f.add(
         "client_output_buffer_limit_disconnections",

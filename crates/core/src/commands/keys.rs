@@ -14,6 +14,7 @@ use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::glob::glob_match;
 use crate::keyspace::now_ms;
 use crate::reply::{errors, Reply};
+use crate::server::notify;
 use crate::server::DATABASES;
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -132,13 +133,24 @@ fn rename_generic(s: &mut Server, a: &Args, nx: bool) -> CmdResult {
     if from == to {
         return Ok(done(false));
     }
+    let mut replaced = None;
     if s.keyspace.lookup_write(to) {
         if nx {
             return Ok(Reply::Integer(0));
         }
+        replaced = s.keyspace.peek(to).map(|v| v.type_name());
         s.keyspace.remove(to);
     }
+    let moved = s.keyspace.peek(from).map(|v| v.type_name());
     s.keyspace.rename(from, to);
+    s.notify_here(notify::GENERIC, "rename_from", from);
+    s.notify_here(notify::GENERIC, "rename_to", to);
+    if let Some(old) = replaced {
+        s.notify_here(notify::OVERWRITTEN, "overwritten", to);
+        if Some(old) != moved {
+            s.notify_here(notify::TYPE_CHANGED, "type_changed", to);
+        }
+    }
     Ok(done(true))
 }
 
@@ -169,18 +181,28 @@ fn copy(s: &mut Server, a: &Args) -> CmdResult {
         return Ok(Reply::Integer(0));
     };
     let copy = value.dup(newkey.len());
+    let new_type = copy.type_name();
     let deadline = s.keyspace.expiry(key).flatten();
     let dst = s.db_mut(dst_db);
+    let mut replaced = None;
     if dst.lookup_write(newkey) {
         if !replace {
             return Ok(Reply::Integer(0));
         }
+        replaced = dst.peek(newkey).map(|v| v.type_name());
         dst.remove(newkey);
     }
     dst.put(newkey, copy, deadline);
     // The write path only records WATCHes of the selected database.
     if dst_db != src_db {
         dst.watches.touch(newkey);
+    }
+    s.notify(notify::GENERIC, "copy_to", newkey, dst_db);
+    if let Some(old) = replaced {
+        s.notify(notify::OVERWRITTEN, "overwritten", newkey, dst_db);
+        if old != new_type {
+            s.notify(notify::TYPE_CHANGED, "type_changed", newkey, dst_db);
+        }
     }
     Ok(Reply::Integer(1))
 }
@@ -203,6 +225,8 @@ fn move_key(s: &mut Server, a: &Args) -> CmdResult {
     let dst = s.db_mut(dst_db);
     dst.put(key, value, deadline);
     dst.watches.touch(key);
+    s.notify(notify::GENERIC, "move_from", key, src_db);
+    s.notify(notify::GENERIC, "move_to", key, dst_db);
     Ok(Reply::Integer(1))
 }
 

@@ -12,6 +12,7 @@ use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::keyspace::Value;
 use crate::list::{End, List, ListConfig};
 use crate::reply::{errors, Reply};
+use crate::server::notify;
 
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("lpush", -3, lpush)
@@ -174,15 +175,33 @@ pub(super) fn config(s: &Server) -> ListConfig {
     ListConfig::of(&s.config)
 }
 
-/// `listElementsRemoved`: an emptied list is deleted, a shrunk one may turn
-/// back into a listpack.
-pub(super) fn after_removal(s: &mut Server, key: &[u8]) {
+/// `listElementsRemoved`: the command's `event` is notified; an emptied list
+/// is deleted (and `del` notified), a shrunk one may turn back into a listpack.
+pub(super) fn after_removal(s: &mut Server, key: &[u8], event: &'static str) {
+    s.notify_here(notify::LIST, event, key);
     let cfg = config(s);
     let list = list_mut(s, key);
     if list.is_empty() {
         s.keyspace.remove(key);
+        s.notify_here(notify::GENERIC, "del", key);
     } else {
         list.convert_after_shrink(cfg);
+    }
+}
+
+/// The event of a pop from `end`.
+fn pop_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpop",
+        End::Tail => "rpop",
+    }
+}
+
+/// The event of a push at `end`.
+fn push_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpush",
+        End::Tail => "rpush",
     }
 }
 
@@ -269,7 +288,7 @@ pub(super) fn pop_range(s: &mut Server, key: &[u8], end: End, count: usize) -> R
         End::Tail => list.len() - n,
     };
     list.delete_range(start, n);
-    after_removal(s, key);
+    after_removal(s, key, pop_event(end));
     reply
 }
 
@@ -279,7 +298,7 @@ pub(super) fn pop_one(s: &mut Server, key: &[u8], end: End) -> Vec<u8> {
         .pop(end)
         .expect("the list is not empty")
         .value;
-    after_removal(s, key);
+    after_removal(s, key, pop_event(end));
     value
 }
 
@@ -318,7 +337,9 @@ fn push_generic(s: &mut Server, a: &Args, end: End, xx: bool) -> CmdResult {
     for v in values {
         list.push(v, end);
     }
-    Ok(Reply::Integer(list.len() as i64))
+    let len = list.len() as i64;
+    s.notify_here(notify::LIST, push_event(end), key);
+    Ok(Reply::Integer(len))
 }
 
 /// `lmoveHandlePush`: pushes `popped` onto `dst` (creating it), checking the
@@ -336,6 +357,7 @@ pub(super) fn push_moved(s: &mut Server, dst: &[u8], popped: &crate::list::Poppe
     };
     list.convert_for_growth(cfg, bytes, 1);
     list.push(&popped.value, end);
+    s.notify_here(notify::LIST, push_event(end), dst);
 }
 
 // ----- pops -----
@@ -560,6 +582,7 @@ fn lset(s: &mut Server, a: &Args) -> CmdResult {
         return Err(Reply::error("ERR index out of range"));
     }
     list.convert_after_shrink(cfg);
+    s.notify_here(notify::LIST, "lset", key);
     Ok(Reply::ok())
 }
 
@@ -572,7 +595,7 @@ fn lrem(s: &mut Server, a: &Args) -> CmdResult {
     let removed =
         list_mut(s, key).remove_matching(a.bytes(3), count.unsigned_abs() as usize, count < 0);
     if removed > 0 {
-        after_removal(s, key);
+        after_removal(s, key, "lrem");
     }
     Ok(Reply::Integer(removed as i64))
 }
@@ -593,7 +616,7 @@ fn ltrim(s: &mut Server, a: &Args) -> CmdResult {
     list.delete_range(0, ltrim);
     let left = list.len();
     list.delete_range(left - rtrim.min(left), rtrim);
-    after_removal(s, key);
+    after_removal(s, key, "ltrim");
     Ok(Reply::ok())
 }
 
@@ -624,7 +647,9 @@ fn linsert(s: &mut Server, a: &Args) -> CmdResult {
     if !list.insert_at_pivot(pivot, value, after) {
         return Ok(Reply::Integer(-1));
     }
-    Ok(Reply::Integer(list.len() as i64))
+    let len = list.len() as i64;
+    s.notify_here(notify::LIST, "linsert", key);
+    Ok(Reply::Integer(len))
 }
 
 fn lmove(s: &mut Server, a: &Args) -> CmdResult {
@@ -654,6 +679,6 @@ pub(super) fn lmove_generic(
     read(s, dst)?;
     let popped = list_mut(s, src).pop(from).expect("the source is not empty");
     push_moved(s, dst, &popped, to);
-    after_removal(s, src);
+    after_removal(s, src, pop_event(from));
     Ok(Reply::Bulk(popped.value))
 }

@@ -26,6 +26,7 @@ mod cluster;
 mod connection;
 mod counter;
 mod debug;
+mod dump;
 mod functions;
 mod generic;
 mod geo;
@@ -155,6 +156,10 @@ pub const FAMILIES: &[Family] = &[
     Family {
         group: Group::Generic,
         commands: sort::COMMANDS,
+    },
+    Family {
+        group: Group::Generic,
+        commands: dump::COMMANDS,
     },
 ];
 

@@ -37,6 +37,7 @@ use crate::keyspace::Value;
 use crate::num::parse_i64;
 use crate::reply::{errors, Reply};
 use crate::sampling;
+use crate::server::notify;
 use crate::set::{Limits, Set};
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -183,6 +184,17 @@ fn read<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s Set>, Reply> {
     }
 }
 
+/// A source set of SINTER/SUNION/SDIFF and their STOREs: `lookupKeyRead`
+/// whatever the command, so a missing source is a keyspace miss (and a
+/// `keymiss` event) even for the STORE forms.
+fn read_source<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s Set>, Reply> {
+    match s.keyspace.lookup_read(key) {
+        None => Ok(None),
+        Some(Value::Set(set)) => Ok(Some(set)),
+        Some(_) => Err(wrongtype()),
+    }
+}
+
 /// The set at `key` for a command that may change it (or whose lookups make a
 /// dict rehash step); WATCH is told separately ([`touched`]), only when the
 /// command changes the set.
@@ -220,6 +232,7 @@ pub fn sadd(s: &mut Server, a: &Args) -> CmdResult {
         .count();
     if added > 0 {
         touched(s, key);
+        s.notify_here(notify::SET, "sadd", key);
     }
     Ok(Reply::Integer(added as i64))
 }
@@ -238,8 +251,13 @@ pub fn srem(s: &mut Server, a: &Args) -> CmdResult {
             }
         }
     }
-    if set.is_empty() {
+    let empty = set.is_empty();
+    if removed > 0 {
+        s.notify_here(notify::SET, "srem", key);
+    }
+    if empty {
         s.keyspace.remove(key);
+        s.notify_here(notify::GENERIC, "del", key);
     } else if removed > 0 {
         touched(s, key);
     }
@@ -305,8 +323,11 @@ pub fn smove(s: &mut Server, a: &Args) -> CmdResult {
     if !set.remove(member) {
         return Ok(Reply::Integer(0));
     }
-    if set.is_empty() {
+    let empty = set.is_empty();
+    s.notify_here(notify::SET, "srem", src);
+    if empty {
         s.keyspace.remove(src);
+        s.notify_here(notify::GENERIC, "del", src);
     } else {
         touched(s, src);
     }
@@ -319,6 +340,7 @@ pub fn smove(s: &mut Server, a: &Args) -> CmdResult {
         .add(member, &limits)
     {
         touched(s, dst);
+        s.notify_here(notify::SET, "sadd", dst);
     }
     Ok(Reply::Integer(1))
 }
@@ -340,10 +362,14 @@ pub fn spop(s: &mut Server, a: &Args) -> CmdResult {
         unreachable!("looked up above")
     };
     let member = set.pop_random(rng).expect("a set is never empty");
-    if set.is_empty() {
-        keyspace.remove(key);
-    } else {
+    let empty = set.is_empty();
+    if !empty {
         keyspace.watches.note(key);
+    }
+    s.notify_here(notify::SET, "spop", key);
+    if empty {
+        s.keyspace.remove(key);
+        s.notify_here(notify::GENERIC, "del", key);
     }
     Ok(Reply::Bulk(member))
 }
@@ -362,10 +388,12 @@ fn spop_count(s: &mut Server, a: &Args) -> CmdResult {
         return Ok(Reply::Set(Vec::new()));
     }
     let size = set.len();
+    s.notify_here(notify::SET, "spop", key);
     if count >= size as u64 {
         // The whole set, as SUNION of this one key replies it.
         let members = union_diff(s, &[key.to_vec()], false, Op::Union)?.members();
         s.keyspace.remove(key);
+        s.notify_here(notify::GENERIC, "del", key);
         return Ok(Reply::Set(bulks(members)));
     }
     let count = count as usize;
@@ -545,7 +573,7 @@ fn intersect(s: &mut Server, keys: &[&[u8]], target: Target) -> CmdResult {
     let mut sizes = Vec::with_capacity(keys.len());
     let mut empty = false;
     for key in keys {
-        match read(s, key)? {
+        match read_source(s, key)? {
             None => empty = true,
             Some(set) => sizes.push(set.len()),
         }
@@ -555,7 +583,9 @@ fn intersect(s: &mut Server, keys: &[&[u8]], target: Target) -> CmdResult {
             Target::Reply => Reply::Set(Vec::new()),
             Target::Count(_) => Reply::Integer(0),
             Target::Store(dst) => {
-                s.keyspace.remove(dst);
+                if s.keyspace.remove_stored(dst) {
+                    s.notify_here(notify::GENERIC, "del", dst);
+                }
                 Reply::Integer(0)
             }
         });
@@ -601,14 +631,19 @@ fn intersect(s: &mut Server, keys: &[&[u8]], target: Target) -> CmdResult {
         Target::Store(dst) => {
             let mut set = dest.expect("built for a store");
             if set.is_empty() {
-                s.keyspace.remove(dst);
+                if s.keyspace.remove_stored(dst) {
+                    s.notify_here(notify::GENERIC, "del", dst);
+                }
                 return Ok(Reply::Integer(0));
             }
             if only_integers {
                 set.maybe_to_intset(&limits);
             }
             let len = set.len();
+            let replaced = s.overwrite_probe(dst);
             s.keyspace.insert(dst, Value::Set(set));
+            s.notify_overwritten(dst, replaced);
+            s.notify_here(notify::SET, "sinterstore", dst);
             Reply::Integer(len as i64)
         }
     })
@@ -645,11 +680,20 @@ fn union_diff_command(s: &mut Server, a: &Args, op: Op, store: bool) -> CmdResul
     }
     let dst = a.bytes(1);
     if result.is_empty() {
-        s.keyspace.remove(dst);
+        if s.keyspace.remove_stored(dst) {
+            s.notify_here(notify::GENERIC, "del", dst);
+        }
         return Ok(Reply::Integer(0));
     }
     let len = result.len();
+    let replaced = s.overwrite_probe(dst);
     s.keyspace.insert(dst, Value::Set(result));
+    s.notify_overwritten(dst, replaced);
+    let event = match op {
+        Op::Union => "sunionstore",
+        Op::Diff => "sdiffstore",
+    };
+    s.notify_here(notify::SET, event, dst);
     Ok(Reply::Integer(len as i64))
 }
 
@@ -660,7 +704,7 @@ fn union_diff(s: &mut Server, keys: &[Vec<u8>], store: bool, op: Op) -> Result<S
     let mut present: Vec<Option<usize>> = Vec::with_capacity(keys.len());
     let mut all_intsets = true;
     for key in keys {
-        match read(s, key)? {
+        match read_source(s, key)? {
             None => present.push(None),
             Some(set) => {
                 all_intsets &= set.is_intset();

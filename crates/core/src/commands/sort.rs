@@ -41,6 +41,7 @@ use crate::list::{End, List, ListConfig};
 use crate::num::{c_str, strtod_prefix};
 use crate::reply::{errors, Reply};
 use crate::server::client::{Client, SCRIPT_CLIENT_ID};
+use crate::server::notify;
 use crate::strings::{StringValue, SHARED_INTEGERS};
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -176,7 +177,7 @@ fn lookup_by_pattern(s: &mut Server, pattern: &[u8], subst: &[u8]) -> Option<Vec
     key.extend_from_slice(&pattern[..star]);
     key.extend_from_slice(subst);
     key.extend_from_slice(&pattern[star + 1..postfix_end]);
-    match (s.keyspace.get(&key)?, field) {
+    match (s.keyspace.lookup_read(&key)?, field) {
         (Value::Hash(h), Some(field)) => h
             .pairs()
             .into_iter()
@@ -258,7 +259,8 @@ enum Source {
 fn sort_generic(s: &mut Server, c: &mut Client, a: &Args, readonly: bool) -> CmdResult {
     let mut o = parse_options(a, readonly)?;
     let key = a.bytes(1);
-    let source = match s.keyspace.get(key) {
+    // `lookupKeyRead`, also for SORT ... STORE.
+    let source = match s.keyspace.lookup_read(key) {
         None => Source::Missing,
         Some(Value::List(_)) => Source::List,
         Some(Value::Set(_)) => Source::Set,
@@ -443,10 +445,13 @@ fn sort_generic(s: &mut Server, c: &mut Client, a: &Args, readonly: bool) -> Cmd
             Some(Value::String(StringValue::Int(v))) => !(0..SHARED_INTEGERS).contains(v),
             Some(_) => true,
         };
+        let replaced = s.overwrite_probe(dst);
         s.keyspace
             .set_value(dst, Value::List(Box::new(stored)), false, reuse);
-    } else {
-        s.keyspace.remove(dst);
+        s.notify_overwritten(dst, replaced);
+        s.notify_here(notify::LIST, "sortstore", dst);
+    } else if s.keyspace.remove_stored(dst) {
+        s.notify_here(notify::GENERIC, "del", dst);
     }
     Ok(Reply::Integer(output_len))
 }

@@ -14,11 +14,12 @@
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::string_args::{self as ext, Kind};
-use super::string_value::{check_length, lookup, read_bytes, store, unshared};
+use super::string_value::{check_length, lookup, lookup_source, read_bytes, store, unshared};
 use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::keyspace::{now_ms, Value};
 use crate::reply::{errors, Reply};
 use crate::sds::Sds;
+use crate::server::notify;
 use crate::strings::ArgObject;
 
 /// The expiry options SET, GETEX and MSETEX share, in the docs' syntax (each
@@ -198,7 +199,7 @@ pub fn digest_hex(bytes: &[u8]) -> String {
 
 /// `getGenericCommand`: the value as a bulk string, nil if missing.
 fn get_reply(s: &mut Server, key: &[u8]) -> CmdResult {
-    Ok(lookup(s, key)?.map_or(Reply::Nil, |v| Reply::bulk(v.bytes())))
+    Ok(lookup_source(s, key)?.map_or(Reply::Nil, |v| Reply::bulk(v.bytes())))
 }
 
 fn get(s: &mut Server, a: &Args) -> CmdResult {
@@ -253,9 +254,15 @@ fn set_generic(
         }
     }
     let keep_ttl = opts.has(ext::KEEPTTL) || deadline.is_some();
+    let replaced = s.overwrite_probe(key);
     store(s, key, ArgObject::from_argument(value), keep_ttl);
+    s.notify_overwritten(key, replaced);
     if let Some(at) = deadline {
         s.keyspace.set_expiry(key, Some(at));
+    }
+    s.notify_here(notify::STRING, "set", key);
+    if deadline.is_some() {
+        s.notify_here(notify::GENERIC, "expire", key);
     }
     Ok(old.unwrap_or(ok))
 }
@@ -312,26 +319,36 @@ fn timed_set(s: &mut Server, a: &Args, flag: u32, name: &str) -> CmdResult {
 
 fn getset(s: &mut Server, a: &Args) -> CmdResult {
     let old = get_reply(s, a.bytes(1))?;
+    let replaced = s.overwrite_probe(a.bytes(1));
     store(s, a.bytes(1), ArgObject::from_argument(a.bytes(2)), false);
+    s.notify_overwritten(a.bytes(1), replaced);
+    s.notify_here(notify::STRING, "set", a.bytes(1));
     Ok(old)
 }
 
 fn getex(s: &mut Server, a: &Args) -> CmdResult {
     let opts = ext::parse(a, 2, Kind::Get)?;
     let key = a.bytes(1);
-    let Some(value) = lookup(s, key)? else {
+    let Some(value) = lookup_source(s, key)? else {
         s.set_dirty(0);
         return Ok(Reply::Nil);
     };
     let reply = Reply::bulk(value.bytes());
     let deadline = ext::deadline_ms(&opts, "getex")?;
     let changed = if opts.has(ext::EXAT | ext::PXAT) && deadline.is_some_and(|at| at <= now_ms()) {
-        s.keyspace.remove(key)
+        let deleted = s.keyspace.remove(key);
+        s.notify_here(notify::GENERIC, "del", key);
+        deleted
     } else if let Some(at) = deadline {
-        s.keyspace.set_expiry(key, Some(at))
+        let set = s.keyspace.set_expiry(key, Some(at));
+        s.notify_here(notify::GENERIC, "expire", key);
+        set
     } else if opts.has(ext::PERSIST) {
         let had_ttl = matches!(s.keyspace.expiry(key), Some(Some(_)));
         s.keyspace.set_expiry(key, None);
+        if had_ttl {
+            s.notify_here(notify::GENERIC, "persist", key);
+        }
         had_ttl
     } else {
         false
@@ -343,6 +360,9 @@ fn getex(s: &mut Server, a: &Args) -> CmdResult {
 fn getdel(s: &mut Server, a: &Args) -> CmdResult {
     let reply = get_reply(s, a.bytes(1))?;
     let deleted = s.keyspace.remove(a.bytes(1));
+    if deleted {
+        s.notify_here(notify::GENERIC, "del", a.bytes(1));
+    }
     s.set_dirty(u64::from(deleted));
     Ok(reply)
 }
@@ -352,13 +372,16 @@ fn append(s: &mut Server, a: &Args) -> CmdResult {
     let tail = a.bytes(2);
     let Some(current) = lookup(s, key)? else {
         store(s, key, ArgObject::from_argument(tail), false);
+        s.notify_here(notify::STRING, "append", key);
         return Ok(Reply::Integer(tail.len() as i64));
     };
     let current_len = current.len() as u64;
     check_length(s, current_len, tail.len() as u64)?;
     let sds = unshared(s, key)?;
     sds.append(tail);
-    Ok(Reply::Integer(sds.len() as i64))
+    let len = sds.len() as i64;
+    s.notify_here(notify::STRING, "append", key);
+    Ok(Reply::Integer(len))
 }
 
 fn setrange(s: &mut Server, a: &Args) -> CmdResult {
@@ -382,11 +405,14 @@ fn setrange(s: &mut Server, a: &Args) -> CmdResult {
         bytes[offset..].copy_from_slice(data);
         let len = bytes.len();
         store(s, key, ArgObject::Raw(Sds::from_vec(bytes)), false);
+        s.notify_here(notify::STRING, "setrange", key);
         return Ok(Reply::Integer(len as i64));
     }
     let sds = unshared(s, key)?;
     sds.write_at(offset, data);
-    Ok(Reply::Integer(sds.len() as i64))
+    let len = sds.len() as i64;
+    s.notify_here(notify::STRING, "setrange", key);
+    Ok(Reply::Integer(len))
 }
 
 /// Redis's clamping of `start..=end` (negative: from the end) over `len`
@@ -455,12 +481,15 @@ fn mset_generic(s: &mut Server, a: &Args, nx: bool, name: &str) -> CmdResult {
         return Ok(Reply::Integer(0));
     }
     for i in keys() {
+        let replaced = s.overwrite_probe(a.bytes(i));
         store(
             s,
             a.bytes(i),
             ArgObject::from_argument(a.bytes(i + 1)),
             false,
         );
+        s.notify_overwritten(a.bytes(i), replaced);
+        s.notify_here(notify::STRING, "set", a.bytes(i));
     }
     s.set_dirty(keys().count() as u64);
     Ok(if nx { Reply::Integer(1) } else { Reply::ok() })
@@ -491,10 +520,14 @@ fn msetex(s: &mut Server, a: &Args) -> CmdResult {
     let keep_ttl = opts.has(ext::KEEPTTL);
     for k in keys() {
         let key = a.bytes(k);
+        let replaced = s.overwrite_probe(key);
         store(s, key, ArgObject::from_argument(a.bytes(k + 1)), keep_ttl);
+        s.notify_overwritten(key, replaced);
         if let Some(at) = deadline.filter(|_| !keep_ttl) {
             s.keyspace.set_expiry(key, Some(at));
+            s.notify_here(notify::GENERIC, "expire", key);
         }
+        s.notify_here(notify::STRING, "set", key);
     }
     s.set_dirty(count as u64);
     Ok(Reply::Integer(1))
@@ -506,6 +539,9 @@ fn delex(s: &mut Server, a: &Args) -> CmdResult {
     if a.len() == 2 {
         // `delGenericCommand` on one key.
         let deleted = s.keyspace.remove(key);
+        if deleted {
+            s.notify_here(notify::GENERIC, "del", key);
+        }
         s.set_dirty(u64::from(deleted));
         return Ok(Reply::Integer(i64::from(deleted)));
     }
@@ -538,6 +574,9 @@ fn delex(s: &mut Server, a: &Args) -> CmdResult {
         ));
     };
     let deleted = delete && s.keyspace.remove(key);
+    if deleted {
+        s.notify_here(notify::GENERIC, "del", key);
+    }
     s.set_dirty(u64::from(deleted));
     Ok(Reply::Integer(i64::from(deleted)))
 }

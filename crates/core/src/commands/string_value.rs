@@ -38,6 +38,20 @@ pub(crate) fn lookup<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s Str
     }
 }
 
+/// [`lookup`] for a read Redis does with `lookupKeyRead` inside a write command
+/// (GETDEL, GETEX, SET ... GET, BITOP's and PFMERGE's sources): counted as a
+/// hit or a miss (and a `keymiss` event) whatever the command.
+pub(crate) fn lookup_source<'s>(
+    s: &'s mut Server,
+    key: &[u8],
+) -> Result<Option<&'s StringValue>, Reply> {
+    match s.keyspace.lookup_read(key) {
+        None => Ok(None),
+        Some(Value::String(v)) => Ok(Some(v)),
+        Some(_) => Err(Reply::error(errors::WRONGTYPE)),
+    }
+}
+
 /// The bytes of the string at `key` (an int printed), `None` if missing.
 pub(crate) fn read_bytes(s: &mut Server, key: &[u8]) -> Result<Option<Vec<u8>>, Reply> {
     Ok(lookup(s, key)?.map(|v| v.bytes().into_owned()))

@@ -24,6 +24,7 @@ use crate::keyspace::Value;
 use crate::num::{self, LexBoundSpec};
 use crate::reply::{errors, Reply};
 use crate::sampling;
+use crate::server::notify;
 use crate::zset::{AddFlags, AddOutcome, LexBound, LexRange, Limits, ScoreRange, Zset};
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -257,6 +258,16 @@ pub(super) fn read<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s Zset>
     }
 }
 
+/// [`read`] as `lookupKeyRead` whatever the command (the sources of ZRANGESTORE
+/// and GEOSEARCHSTORE): a missing key is a miss and a `keymiss` event.
+pub(super) fn read_source<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s Zset>, Reply> {
+    match s.keyspace.lookup_read(key) {
+        None => Ok(None),
+        Some(Value::Zset(z)) => Ok(Some(z)),
+        Some(_) => Err(wrongtype()),
+    }
+}
+
 /// Looks up a zset for a command that may change it; WATCH is told separately
 /// ([`touched`]), only when it does.
 fn write<'s>(s: &'s mut Server, key: &[u8]) -> Result<Option<&'s mut Zset>, Reply> {
@@ -369,6 +380,8 @@ fn zadd_generic(s: &mut Server, a: &Args, mut flags: AddFlags) -> CmdResult {
     }
     if added + updated > 0 {
         touched(s, key);
+        let event = if flags.incr { "zincr" } else { "zadd" };
+        s.notify_here(notify::ZSET, event, key);
     }
     if nan {
         return Err(Reply::error(NAN_RESULT));
@@ -414,8 +427,13 @@ pub fn zrem(s: &mut Server, a: &Args) -> CmdResult {
             break;
         }
     }
-    if zset.is_empty() {
+    let empty = zset.is_empty();
+    if removed > 0 {
+        s.notify_here(notify::ZSET, "zrem", key);
+    }
+    if empty {
         s.keyspace.remove(key);
+        s.notify_here(notify::GENERIC, "del", key);
     } else if removed > 0 {
         touched(s, key);
     }
@@ -606,7 +624,7 @@ fn range_generic(
         _ => ParsedRange::Rank(a.int(lo)?, a.int(hi)?),
     };
 
-    let source = read(s, a.bytes(base))?;
+    let source = read_source(s, a.bytes(base))?;
     let (items, size_hint): (Vec<(Vec<u8>, f64)>, usize) = match source {
         None => (Vec::new(), 0),
         Some(zset) => {
@@ -661,7 +679,9 @@ fn select_range(
 /// it, then filled member by member (so a listpack may convert on the way).
 fn store_range(s: &mut Server, dst: &[u8], items: Vec<(Vec<u8>, f64)>, size_hint: usize) -> Reply {
     if items.is_empty() {
-        s.keyspace.remove(dst);
+        if s.keyspace.remove_stored(dst) {
+            s.notify_here(notify::GENERIC, "del", dst);
+        }
         return Reply::Integer(0);
     }
     let limits = limits(s);
@@ -669,7 +689,10 @@ fn store_range(s: &mut Server, dst: &[u8], items: Vec<(Vec<u8>, f64)>, size_hint
     for (member, score) in &items {
         zset.add(*score, member, AddFlags::default(), &limits);
     }
+    let replaced = s.overwrite_probe(dst);
     s.keyspace.insert(dst, Value::Zset(Box::new(zset)));
+    s.notify_overwritten(dst, replaced);
+    s.notify_here(notify::ZSET, "zrangestore", dst);
     Reply::Integer(items.len() as i64)
 }
 
@@ -784,10 +807,17 @@ fn pop_pairs(s: &mut Server, key: &[u8], count: i64, max: bool) -> Vec<(Vec<u8>,
             };
             out.push(popped);
         }
-        if zset.is_empty() {
-            s.keyspace.remove(key);
-        } else {
+        let empty = zset.is_empty();
+        if !empty {
             touched(s, key);
+        }
+        if !out.is_empty() {
+            let event = if max { "zpopmax" } else { "zpopmin" };
+            s.notify_here(notify::ZSET, event, key);
+        }
+        if empty {
+            s.keyspace.remove(key);
+            s.notify_here(notify::GENERIC, "del", key);
         }
     }
     out
@@ -921,31 +951,41 @@ fn mpop_generic(s: &mut Server, a: &Args, numkeys_at: usize, blocking: bool) -> 
 
 pub fn zremrangebyrank(s: &mut Server, a: &Args) -> CmdResult {
     let (start, end) = (a.int(2)?, a.int(3)?);
-    remove_range(s, a, |z| {
+    remove_range(s, a, "zremrangebyrank", |z| {
         clamp_ranks(start, end, z.len()).map_or(0, |(lo, hi)| z.remove_rank_range(lo, hi))
     })
 }
 
 pub fn zremrangebyscore(s: &mut Server, a: &Args) -> CmdResult {
     let range = score_range(a.bytes(2), a.bytes(3))?;
-    remove_range(s, a, |z| z.remove_score_range(&range))
+    remove_range(s, a, "zremrangebyscore", |z| z.remove_score_range(&range))
 }
 
 pub fn zremrangebylex(s: &mut Server, a: &Args) -> CmdResult {
     let range = lex_range(a.bytes(2), a.bytes(3))?;
-    remove_range(s, a, |z| z.remove_lex_range(&range))
+    remove_range(s, a, "zremrangebylex", |z| z.remove_lex_range(&range))
 }
 
 /// Shared tail of the ZREMRANGEBY* commands: run `remove` on the zset, delete the
 /// key if it emptied, reply how many went.
-fn remove_range(s: &mut Server, a: &Args, remove: impl FnOnce(&mut Zset) -> usize) -> CmdResult {
+fn remove_range(
+    s: &mut Server,
+    a: &Args,
+    event: &'static str,
+    remove: impl FnOnce(&mut Zset) -> usize,
+) -> CmdResult {
     let key = a.bytes(1);
     let Some(zset) = write(s, key)? else {
         return Ok(Reply::Integer(0));
     };
     let removed = remove(zset);
-    if zset.is_empty() {
+    let empty = zset.is_empty();
+    if removed > 0 {
+        s.notify_here(notify::ZSET, event, key);
+    }
+    if empty {
         s.keyspace.remove(key);
+        s.notify_here(notify::GENERIC, "del", key);
     } else if removed > 0 {
         touched(s, key);
     }

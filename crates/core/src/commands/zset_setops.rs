@@ -45,6 +45,7 @@ use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::keyspace::Value;
 use crate::num;
 use crate::reply::{errors, Reply};
+use crate::server::notify;
 use crate::set::Set;
 use crate::zset::Zset;
 use std::borrow::Cow;
@@ -322,7 +323,14 @@ fn set_op(s: &mut Server, a: &Args, name: &str, op: Op, target: Target) -> CmdRe
         .map(|(m, v)| (m.into_owned(), v))
         .collect();
     Ok(match target {
-        Target::Store => store(s, a.bytes(1), owned, &limits),
+        Target::Store => {
+            let event = match op {
+                Op::Union => "zunionstore",
+                Op::Inter => "zinterstore",
+                Op::Diff => "zdiffstore",
+            };
+            store(s, a.bytes(1), owned, &limits, event)
+        }
         _ => range_reply(owned, opts.with_scores),
     })
 }
@@ -337,7 +345,7 @@ fn skiplist_order(x: &(Cow<[u8]>, f64), y: &(Cow<[u8]>, f64)) -> Ordering {
 /// An input key must be missing or hold a sorted set or a set. Looking it up also
 /// applies lazy expiry, as `lookupKeyRead` does.
 fn check_input(s: &mut Server, key: &[u8]) -> Result<(), Reply> {
-    match s.keyspace.get(key) {
+    match s.keyspace.lookup_read(key) {
         None | Some(Value::Zset(_)) | Some(Value::Set(_)) => Ok(()),
         Some(_) => Err(Reply::error(errors::WRONGTYPE)),
     }
@@ -446,14 +454,20 @@ fn store(
     dst: &[u8],
     items: Vec<(Vec<u8>, f64)>,
     limits: &crate::zset::Limits,
+    event: &'static str,
 ) -> Reply {
     if items.is_empty() {
-        s.keyspace.remove(dst);
+        if s.keyspace.remove_stored(dst) {
+            s.notify_here(notify::GENERIC, "del", dst);
+        }
         return Reply::Integer(0);
     }
     let len = items.len() as i64;
+    let replaced = s.overwrite_probe(dst);
     s.keyspace
         .insert(dst, Value::Zset(Box::new(Zset::from_result(items, limits))));
+    s.notify_overwritten(dst, replaced);
+    s.notify_here(notify::ZSET, event, dst);
     Reply::Integer(len)
 }
 

@@ -139,6 +139,14 @@ impl Default for Hash {
     }
 }
 
+/// The encoding [`Hash::from_loaded`] builds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loaded {
+    Listpack,
+    ListpackEx { verbatim: bool },
+    Table { hfe: bool },
+}
+
 /// What looking a field up found.
 #[derive(Debug, PartialEq)]
 pub enum Lookup<'a> {
@@ -904,6 +912,110 @@ impl Hash {
             }
         };
         Hash { repr }
+    }
+
+    // ----- loading (see crate::rdb) -------------------------------------------
+
+    /// A hash as `rdbLoadObject` leaves it, from (field, value, TTL or 0)
+    /// triples in the order given (distinct fields):
+    /// * [`Loaded::Listpack`]: the pairs as they are (TTLs ignored);
+    /// * [`Loaded::ListpackEx`]: with their TTLs, kept in the order given when
+    ///   `verbatim` (a listpackex blob), else each placed as `listpackExAddNew`
+    ///   places it (by TTL);
+    /// * [`Loaded::Table`]: a dict presized to `presize` (when above 0) filled in
+    ///   that order, with the field-expiration metadata if `hfe`.
+    ///
+    /// A hash with a field TTL is registered with its earliest one, as RESTORE
+    /// and loading register it.
+    pub fn from_loaded(kind: Loaded, items: Vec<(Vec<u8>, Vec<u8>, u64)>, presize: usize) -> Hash {
+        let mut h = match kind {
+            Loaded::Listpack => Hash {
+                repr: Repr::Listpack(items.into_iter().map(|(f, v, _)| (f, v)).collect()),
+            },
+            Loaded::ListpackEx { verbatim } => {
+                let mut fields: Vec<LpField> = Vec::with_capacity(items.len());
+                for (field, value, ttl) in items {
+                    let at = if verbatim {
+                        fields.len()
+                    } else {
+                        lp_position(&fields, ttl)
+                    };
+                    fields.insert(at, LpField { field, value, ttl });
+                }
+                Hash {
+                    repr: Repr::ListpackEx {
+                        fields,
+                        registered: None,
+                    },
+                }
+            }
+            Loaded::Table { hfe } => {
+                let mut dict = Dict::new();
+                if presize > 0 {
+                    dict.expand(presize);
+                }
+                let mut alloc = 0;
+                for (field, value, ttl) in items {
+                    let layout = Layout::new(field.len(), &value, ttl != 0);
+                    alloc += layout.mem_usage(field.len());
+                    let expire = (ttl != 0).then_some(ttl);
+                    dict.add(
+                        field,
+                        Entry {
+                            value,
+                            layout,
+                            expire,
+                        },
+                    );
+                }
+                Hash {
+                    repr: Repr::Table {
+                        dict,
+                        alloc,
+                        hfe,
+                        registered: None,
+                    },
+                }
+            }
+        };
+        let min = h.min_expire();
+        h.set_registered(min);
+        h
+    }
+
+    /// `hashTypeConvert(.., OBJ_ENCODING_HT)` of a loaded listpack or
+    /// listpackex hash (the dict presized to its length, filled in its order).
+    pub fn convert_loaded(&mut self) {
+        self.convert();
+    }
+
+    /// `dictTryExpand` of a loaded hashtable hash: a dict that already holds
+    /// fields starts an incremental rehash into the bigger table, as in Redis.
+    pub fn expand_loaded(&mut self, size: usize) {
+        if let Repr::Table { dict, .. } = &mut self.repr {
+            dict.expand(size);
+        }
+    }
+
+    /// `dictAdd` of one more loaded field to a hashtable hash (a rehash step
+    /// if one is in progress); then the hash is registered with its earliest
+    /// TTL.
+    pub fn add_loaded(&mut self, field: Vec<u8>, value: Vec<u8>, ttl: u64) {
+        if let Repr::Table { dict, alloc, .. } = &mut self.repr {
+            let layout = Layout::new(field.len(), &value, ttl != 0);
+            *alloc += layout.mem_usage(field.len());
+            let expire = (ttl != 0).then_some(ttl);
+            dict.add(
+                field,
+                Entry {
+                    value,
+                    layout,
+                    expire,
+                },
+            );
+        }
+        let min = self.min_expire();
+        self.set_registered(min);
     }
 
     // ----- memory --------------------------------------------------------------

@@ -105,9 +105,11 @@ pub fn active_expire(ks: &mut Keyspace, now: i64, quota: usize) -> usize {
         if expired > 0 {
             // `keyModified`: whoever WATCHes the key sees it changed.
             ks.watches.expired(&key);
+            ks.notify(crate::server::notify::HASH, "hexpired", &key);
         }
         if empty {
             ks.remove(&key);
+            ks.notify(crate::server::notify::GENERIC, "del", &key);
         } else if let Some(t) = next {
             if t <= now {
                 again.push((key, t));

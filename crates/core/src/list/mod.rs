@@ -196,25 +196,6 @@ impl List {
         }
     }
 
-    /// What loading this list back from an RDB file builds (`rdbLoadObject`,
-    /// DEBUG RELOAD): a quicklist with the *current* fill holding the saved
-    /// nodes as they were (a listpack-encoded list is saved as one node), then
-    /// `LIST_CONV_AUTO`.
-    pub fn reloaded(&self, cfg: ListConfig) -> List {
-        let mut ql = Quicklist::new(cfg.fill, cfg.compress);
-        match self {
-            List::Listpack(lp) => ql.append_node(quicklist::Node::Packed(lp.clone())),
-            List::Quicklist(old) => {
-                for node in old.nodes() {
-                    ql.append_node(node.clone());
-                }
-            }
-        }
-        let mut list = List::Quicklist(ql);
-        list.convert_auto(cfg);
-        list
-    }
-
     // ----- ends -----
 
     /// `listTypePush`.

@@ -447,7 +447,7 @@ fn emit_digits(digits: &[u8], k: i32, neg: bool, out: &mut String) {
 }
 
 /// `fpconv_dtoa`.
-fn dtoa(d: f64) -> String {
+pub fn dtoa(d: f64) -> String {
     let bits = d.to_bits();
     let mut out = String::with_capacity(24);
     let neg = bits & SIGN_MASK != 0;

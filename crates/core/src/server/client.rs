@@ -125,6 +125,8 @@ pub struct Client {
     pub watch_dirty: bool,
     pub channels: BTreeSet<Vec<u8>>,
     pub patterns: BTreeSet<Vec<u8>>,
+    /// SSUBSCRIBE's shard channels.
+    pub shard_channels: BTreeSet<Vec<u8>>,
     pub reply_mode: ReplyMode,
     pub no_evict: bool,
     pub no_touch: bool,
@@ -138,6 +140,10 @@ pub struct Client {
     pub pending: Vec<u8>,
     /// How many frames `pending` holds.
     pub pending_messages: usize,
+    /// Messages this client received from its own running command (a PUBLISH to
+    /// a channel it listens to, a keyspace notification): Redis sends them after
+    /// the command's reply (`server.pending_push_messages`).
+    pub deferred: Vec<u8>,
 }
 
 impl Client {
@@ -161,6 +167,7 @@ impl Client {
             watch_dirty: false,
             channels: BTreeSet::new(),
             patterns: BTreeSet::new(),
+            shard_channels: BTreeSet::new(),
             reply_mode: ReplyMode::On,
             no_evict: false,
             no_touch: false,
@@ -169,10 +176,12 @@ impl Client {
             close_requested: false,
             pending: Vec::new(),
             pending_messages: 0,
+            deferred: Vec::new(),
         }
     }
 
-    /// Number of channel and pattern subscriptions.
+    /// Number of channel and pattern subscriptions (what (P)(UN)SUBSCRIBE's
+    /// frames count; shard channels are counted apart).
     pub fn subscriptions(&self) -> usize {
         self.channels.len() + self.patterns.len()
     }
@@ -180,7 +189,7 @@ impl Client {
     /// Redis's CLIENT_PUBSUB: in subscribed mode (RESP2 then allows only the
     /// subscription commands, PING, QUIT and RESET).
     pub fn in_pubsub_mode(&self) -> bool {
-        self.subscriptions() > 0
+        self.subscriptions() + self.shard_channels.len() > 0
     }
 
     pub fn can_block(&self) -> bool {
@@ -193,9 +202,12 @@ impl Client {
         self.pending_messages += 1;
     }
 
-    /// Takes the output waiting for the transport.
+    /// Takes the output waiting for the transport (messages its own commands
+    /// produced last).
     pub fn take_pending(&mut self) -> Vec<u8> {
         self.pending_messages = 0;
-        std::mem::take(&mut self.pending)
+        let mut out = std::mem::take(&mut self.pending);
+        out.append(&mut self.deferred);
+        out
     }
 }

@@ -52,6 +52,8 @@ pub struct Config {
     pub slowlog_max_len: i64,
     pub latency_monitor_threshold: i64,
     pub hz: i64,
+    /// `notify-keyspace-events` as flags (see [`crate::server::notify`]).
+    pub notify_keyspace_events: u32,
     /// DEBUG SET-ACTIVE-EXPIRE (not a CONFIG parameter).
     pub active_expire: bool,
     /// Parameters accepted but not modelled, by name.
@@ -103,6 +105,7 @@ impl Default for Config {
             slowlog_max_len: 128,
             latency_monitor_threshold: 0,
             hz: 10,
+            notify_keyspace_events: 0,
             active_expire: true,
             others,
         }
@@ -122,6 +125,8 @@ enum Kind {
     },
     /// `client-output-buffer-limit`.
     OutputLimits,
+    /// `notify-keyspace-events`: flag letters, shown in Redis's canonical order.
+    NotifyFlags,
     /// Not modelled: kept as text, with this default.
     Text(&'static str),
 }
@@ -311,7 +316,12 @@ static PARAMS: &[Param] = &[
     text("maxmemory", "0"),
     text("maxmemory-policy", "noeviction"),
     text("maxmemory-samples", "5"),
-    text("notify-keyspace-events", ""),
+    Param {
+        name: "notify-keyspace-events",
+        alias: None,
+        mutable: true,
+        kind: Kind::NotifyFlags,
+    },
     text("appendonly", "no"),
     text("appendfsync", "everysec"),
     text("save", ""),
@@ -417,6 +427,7 @@ impl Config {
                 .map(|(n, l)| format!("{n} {} {} {}", l.hard, l.soft, l.soft_seconds))
                 .collect::<Vec<_>>()
                 .join(" "),
+            Kind::NotifyFlags => super::notify::flags_to_string(self.notify_keyspace_events),
             Kind::Text(_) => self.others.get(p.name).cloned().unwrap_or_default(),
         }
     }
@@ -461,6 +472,14 @@ impl Config {
                 set(self, v);
             }
             Kind::OutputLimits => self.set_output_limits(value)?,
+            Kind::NotifyFlags => {
+                self.notify_keyspace_events =
+                    super::notify::flags_from_str(value).ok_or_else(|| {
+                        SetError::Invalid(
+                            "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into(),
+                        )
+                    })?;
+            }
             Kind::Text(_) => {
                 self.others.insert(p.name, value.to_string());
             }

@@ -23,6 +23,7 @@ pub mod client;
 pub mod config;
 pub mod docs;
 pub mod multi;
+pub mod notify;
 pub mod pubsub;
 pub mod stats;
 pub mod table;
@@ -99,6 +100,8 @@ pub struct Server {
     with_output: Vec<ClientId>,
     /// Clients a command asked to close (CLIENT KILL).
     to_close: Vec<ClientId>,
+    /// Messages for the running client, sent after its reply.
+    self_pushes: Vec<Reply>,
     /// Set by a blocking command that found nothing, when its client may block.
     pending_block: Option<Blocked>,
     /// Depth of commands running inside another (EXEC, a script): those never block.
@@ -169,6 +172,7 @@ impl Server {
             pubsub: pubsub::PubSub::default(),
             with_output: Vec::new(),
             to_close: Vec::new(),
+            self_pushes: Vec::new(),
             pending_block: None,
             nesting: 0,
             rng: ChaCha8Rng::seed_from_u64(seed),
@@ -262,6 +266,20 @@ impl Server {
             self.with_output.push(id);
         }
         true
+    }
+
+    /// Delivers a published message to client `id`: into its pending output, or,
+    /// for the client whose command is running (taken out of the table while it
+    /// runs), after that command's reply. Whether the client exists.
+    pub(crate) fn deliver(&mut self, id: ClientId, frame: &Reply) -> bool {
+        if self.push_to(id, frame) {
+            return true;
+        }
+        if id == self.running_client {
+            self.self_pushes.push(frame.clone());
+            return true;
+        }
+        false
     }
 
     /// Clients that received output (published messages, MONITOR lines) since the
@@ -406,6 +424,9 @@ impl Server {
         self.pending_block = None;
         self.running_client = id;
         let reply = self.process_command(&mut client, argv);
+        for frame in std::mem::take(&mut self.self_pushes) {
+            frame.encode(&mut client.deferred, client.protocol);
+        }
         self.clients.insert(id, client);
         reply
     }
@@ -428,9 +449,12 @@ impl Server {
         if !client.pending.is_empty() {
             out.extend_from_slice(&client.take_pending());
         }
-        if client.reply_mode.take_turn() {
+        // A push frame (a (P|S)(UN)SUBSCRIBE answer) goes out even under
+        // CLIENT REPLY OFF / SKIP, as Redis's CLIENT_PUSHING does.
+        if client.reply_mode.take_turn() || matches!(reply, Reply::Push(_)) {
             reply.encode(out, client.protocol);
         }
+        out.append(&mut client.deferred);
         if client.close_requested {
             Outcome::Close
         } else {
@@ -555,9 +579,13 @@ impl Server {
             self.keyspace.watches.end_write();
         }
         self.collect_keyspace_counters();
+        if self.config.notify_keyspace_events != 0 {
+            self.publish_key_events();
+        }
         if spec.has(flags::ADMIN) {
-            // CONFIG SET may have changed maxmemory-policy.
+            // CONFIG SET may have changed maxmemory-policy or the keyspace events.
             self.refresh_policy();
+            self.refresh_notify_mask();
         }
         self.access = outer;
         self.keyspace.set_access(outer);
@@ -738,6 +766,7 @@ impl Server {
             total.examined += stats.examined;
             total.expired += stats.expired;
         }
+        self.publish_key_events();
         self.stats.expired_keys += total.expired as u64;
         self.stats.expired_keys_active += total.expired as u64;
         self.stats.expired_subkeys += fields;

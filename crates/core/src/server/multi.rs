@@ -38,10 +38,13 @@ pub fn exec(s: &mut Server, c: &mut Client, _: &Args) -> CmdResult {
     let Some(m) = c.multi.take() else {
         return Err(Reply::error("ERR EXEC without MULTI"));
     };
+    // `isWatchedKeyExpired`: a watched key that has passed its deadline since
+    // WATCH (and that no lookup deleted yet) fails the transaction too.
+    let now = crate::keyspace::now_ms();
     let modified = c.watch_dirty
-        || c.watched
-            .iter()
-            .any(|w| s.db(w.db).watches.version(&w.key) != w.version);
+        || c.watched.iter().any(|w| {
+            s.db(w.db).watches.version(&w.key) != w.version || s.db(w.db).is_expired(&w.key, now)
+        });
     unwatch_all(s, c);
     if m.dirty {
         return Err(Reply::error(
@@ -113,6 +116,19 @@ mod tests {
 
     fn argv(words: &[&str]) -> Vec<Vec<u8>> {
         words.iter().map(|w| w.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn exec_fails_when_a_watched_key_expired_since_watch() {
+        let mut s = Server::new();
+        let a = s.connect(ConnectInfo::in_process());
+        s.call(a, &argv(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]));
+        s.call(a, &argv(&["SET", "key", "1", "PX", "20"]));
+        s.call(a, &argv(&["WATCH", "key"]));
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        s.call(a, &argv(&["MULTI"]));
+        s.call(a, &argv(&["INCR", "key"]));
+        assert_eq!(s.call(a, &argv(&["EXEC"])), Reply::NilArray);
     }
 
     #[test]

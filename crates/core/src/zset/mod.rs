@@ -251,6 +251,24 @@ impl Zset {
         z
     }
 
+    /// A set loaded from a DUMP payload or an RDB file (`rdbLoadObject`):
+    /// the pairs inserted in the order given into a skiplist whose dict is
+    /// presized to `presize` (when above 0), or a listpack holding them in
+    /// score order (where `-0` is stored as `0`). The members must be distinct.
+    pub fn from_loaded(items: Vec<(Vec<u8>, f64)>, encoding: Encoding, presize: usize) -> Zset {
+        let mut z = Zset::new();
+        z.encoding = encoding;
+        if encoding == Encoding::Skiplist && presize > 0 {
+            z.scores.expand(presize);
+        }
+        for (member, score) in items {
+            let kept = z.stored(score);
+            z.order.insert(kept, member.clone());
+            z.scores.add(member, kept);
+        }
+        z
+    }
+
     pub fn encoding(&self) -> Encoding {
         self.encoding
     }

@@ -6,8 +6,11 @@
 //! directory and `--cluster-enabled yes --cluster-config-file nodes.conf
 //! --cluster-node-timeout 2000`, joins them with `redis-cli --cluster create …
 //! --cluster-yes`, and waits until every node's `CLUSTER INFO` says
-//! `cluster_state:ok`. There are no replicas: the labs look at slots and routing,
-//! not at failover, and masters alone keep the start-up short.
+//! `cluster_state:ok`. [`RedisCluster::start`] makes masters only (the slot and
+//! routing labs; masters alone keep the start-up short);
+//! [`RedisCluster::start_with_replicas`] adds replicas (`--cluster-replicas N`)
+//! for the failover labs, which crash a master with [`RedisCluster::kill_node`]
+//! and watch its replica take over after the node timeout.
 //!
 //! Ports: a node also listens on its cluster bus port, `port + 10000`. Both are
 //! picked below the kernel's ephemeral range (32768 and up on Linux), so a
@@ -27,6 +30,9 @@ use super::redis::RedisServer;
 
 /// Client ports are drawn from here; bus ports are 10000 higher (20000..32767).
 const PORTS: std::ops::Range<u16> = 10000..22768;
+/// `--cluster-node-timeout`: how long a node may stay silent before the others
+/// think it failed (and its replica, if any, takes over).
+const NODE_TIMEOUT: Duration = Duration::from_millis(2000);
 /// How long the nodes get to agree that the cluster is up.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -38,19 +44,51 @@ impl RedisCluster {
     /// Starts `masters` nodes, joins them into one cluster and waits until it is
     /// ready. On any failure the nodes already started are stopped.
     pub fn start(bin_dir: &Path, masters: usize) -> Result<RedisCluster, String> {
+        Self::start_with_replicas(bin_dir, masters, 0)
+    }
+
+    /// [`RedisCluster::start`] with `replicas` replicas per master, and waits
+    /// until every replica has finished its first sync.
+    pub fn start_with_replicas(
+        bin_dir: &Path,
+        masters: usize,
+        replicas: usize,
+    ) -> Result<RedisCluster, String> {
         if masters < 3 {
             return Err(format!(
                 "a Redis Cluster needs at least 3 masters, not {masters}"
             ));
         }
-        let mut nodes = Vec::with_capacity(masters);
-        while nodes.len() < masters {
+        let total = masters * (1 + replicas);
+        let mut nodes = Vec::with_capacity(total);
+        while nodes.len() < total {
             nodes.push(start_node(bin_dir, &nodes)?);
         }
         let cluster = RedisCluster { nodes };
-        cluster.create(bin_dir)?;
+        cluster.create(bin_dir, replicas)?;
         cluster.wait_until_ok()?;
+        if replicas > 0 {
+            cluster.wait_for_replicas()?;
+        }
         Ok(cluster)
+    }
+
+    /// SIGKILLs the node on `port` (a crash) and returns the moment it died. Its
+    /// directory goes with it; the other nodes notice after the node timeout.
+    pub fn kill_node(&mut self, port: u16) -> Result<Instant, String> {
+        let node = self
+            .nodes
+            .iter_mut()
+            .find(|n| n.port == port)
+            .ok_or_else(|| format!("no cluster node on port {port}"))?;
+        let at = Instant::now();
+        node.kill();
+        Ok(at)
+    }
+
+    /// The node timeout every node runs with (`--cluster-node-timeout`).
+    pub fn node_timeout(&self) -> Duration {
+        NODE_TIMEOUT
     }
 
     /// The nodes' client ports, in the order they were given to `--cluster create`
@@ -80,14 +118,15 @@ impl RedisCluster {
         redis::cluster::ClusterClient::new(self.urls()).map_err(|e| format!("cluster client: {e}"))
     }
 
-    /// `redis-cli --cluster create` with every node as a master.
-    fn create(&self, bin_dir: &Path) -> Result<(), String> {
+    /// `redis-cli --cluster create` with `replicas` replicas per master (it
+    /// picks which nodes are replicas, and of which master).
+    fn create(&self, bin_dir: &Path, replicas: usize) -> Result<(), String> {
         let mut cmd = Command::new(bin_dir.join("redis-cli"));
         cmd.arg("--cluster").arg("create");
         for port in self.ports() {
             cmd.arg(format!("127.0.0.1:{port}"));
         }
-        cmd.args(["--cluster-replicas", "0", "--cluster-yes"])
+        cmd.args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -154,6 +193,71 @@ impl RedisCluster {
     }
 }
 
+impl RedisCluster {
+    /// Polls every replica until its link to its master is up and synced.
+    fn wait_for_replicas(&self) -> Result<(), String> {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        for node in &self.nodes {
+            loop {
+                let info = redis::Client::open(node.url())
+                    .and_then(|c| c.get_connection())
+                    .and_then(|mut c| {
+                        redis::cmd("INFO")
+                            .arg("replication")
+                            .query::<String>(&mut c)
+                    })
+                    .unwrap_or_default();
+                let replica = info.contains("role:slave");
+                if info.contains("role:master")
+                    || (replica
+                        && info.contains("master_link_status:up")
+                        && info.contains("master_sync_in_progress:0"))
+                {
+                    break;
+                }
+                if Instant::now() > deadline {
+                    return Err(format!(
+                        "cluster replica 127.0.0.1:{} did not sync in {READY_TIMEOUT:?}",
+                        node.port
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        // ...and every node's slot map names a replica for every range (the
+        // replicas' roles reach the other nodes by gossip).
+        for node in &self.nodes {
+            while !slots_have_replicas(&node.url()) {
+                if Instant::now() > deadline {
+                    return Err(format!(
+                        "cluster node 127.0.0.1:{} does not list a replica for every slot range in {READY_TIMEOUT:?}",
+                        node.port
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// True when every range of the node's `CLUSTER SLOTS` has a replica entry.
+fn slots_have_replicas(url: &str) -> bool {
+    redis::Client::open(url)
+        .and_then(|c| c.get_connection())
+        .and_then(|mut c| {
+            redis::cmd("CLUSTER")
+                .arg("SLOTS")
+                .query::<Vec<redis::Value>>(&mut c)
+        })
+        .is_ok_and(|ranges| {
+            !ranges.is_empty()
+                && ranges
+                    .iter()
+                    .all(|r| matches!(r, redis::Value::Array(f) if f.len() >= 4))
+        })
+}
+
 /// One cluster-enabled node that joins no cluster (its slots stay unassigned):
 /// enough for `CLUSTER KEYSLOT`, which the differential test compares with the
 /// core.
@@ -183,13 +287,14 @@ fn start_node(bin_dir: &Path, others: &[RedisServer]) -> Result<RedisServer, Str
         {
             continue;
         }
+        let timeout = NODE_TIMEOUT.as_millis().to_string();
         let extra = [
             "--cluster-enabled",
             "yes",
             "--cluster-config-file",
             "nodes.conf",
             "--cluster-node-timeout",
-            "2000",
+            &timeout,
         ];
         match RedisServer::start_on(bin_dir, port, &extra) {
             Ok(node) => return Ok(node),

@@ -9,6 +9,7 @@
 pub mod cluster;
 pub mod postgres;
 pub mod redis;
+pub mod sentinel;
 pub mod shm;
 
 use std::net::{Ipv4Addr, TcpListener};
@@ -133,6 +134,21 @@ impl ManagedProcess {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
             }
+        }
+        remove_tempdir(&self.tempdir);
+        shutdown::forget_server(pid);
+    }
+}
+
+impl ManagedProcess {
+    /// Kills the process outright (SIGKILL: no shutdown, no last replies), reaps
+    /// it and removes its directory: a crash, for the failover labs. Dropping the
+    /// value afterwards does nothing more.
+    pub(crate) fn kill(&mut self) {
+        let pid = self.child.id();
+        if self.is_running() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
         }
         remove_tempdir(&self.tempdir);
         shutdown::forget_server(pid);

@@ -31,6 +31,15 @@ pub fn binaries() -> Result<PathBuf, String> {
     })
 }
 
+/// The directory with Debian's PostgreSQL 15 `initdb` and `postgres`, beside which
+/// PostGIS 3 is installed: `$REDISLAB_POSTGIS_BIN`, or what `scripts/get-postgis.sh`
+/// installs (apt-get, as root). Started by [`PgServer::start`] like the 18.4 build.
+pub fn postgis_binaries() -> Result<PathBuf, String> {
+    provision("get-postgis.sh", "REDISLAB_POSTGIS_BIN").map_err(|e| {
+        format!("{e}\nPostGIS comes from Debian bookworm's postgresql-15-postgis-3, installed by scripts/get-postgis.sh (as root: apt-get install -y postgresql-15 postgresql-15-postgis-3); or run without it: --no-pg")
+    })
+}
+
 pub struct PgServer {
     pub port: u16,
     process: ManagedProcess,

@@ -89,6 +89,17 @@ impl RedisServer {
         self.process.pid()
     }
 
+    /// SIGKILLs the server (a crash: it answers nothing more, writes nothing
+    /// more) and removes its directory.
+    pub fn kill(&mut self) {
+        self.process.kill();
+    }
+
+    /// True until the server has exited.
+    pub fn is_running(&mut self) -> bool {
+        self.process.is_running()
+    }
+
     /// The temporary directory holding the server's data and log.
     pub fn tempdir(&self) -> &std::path::Path {
         self.process.tempdir()

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""redis-benchmark against the core's listener and a real Redis, in one run.
+
+Called by scripts/bench.sh (which starts both servers on loopback and stops them).
+For each server: fill a 1,000,000-member zset `bench:z` (members m:000000000000 …,
+the shape redis-benchmark's __rand_int__ produces with -r 1000000) by pipelined
+ZADDs, read used_memory before and after (bytes per member), then run
+redis-benchmark with 50 clients, without and with -P 16, for SET, GET, INCR, ZADD,
+ZINCRBY, ZSCORE, ZREVRANK and ZRANGE 0 9 on the big key. The servers alternate per
+command so that a noisy neighbour hits both alike; the figure compared is the
+ratio core/Redis inside this run. Writes <out>/bench.txt and <out>/bench.json.
+Only the Python standard library is used.
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import platform
+import socket
+import subprocess
+import time
+
+MEMBERS = 1_000_000
+
+TESTS = [
+    ("SET", ["SET", "bench:k:__rand_int__", "xxx"]),
+    ("GET", ["GET", "bench:k:__rand_int__"]),
+    ("INCR", ["INCR", "bench:n:__rand_int__"]),
+    ("ZADD", ["ZADD", "bench:z", "__rand_int__", "m:__rand_int__"]),
+    ("ZINCRBY", ["ZINCRBY", "bench:z", "1", "m:__rand_int__"]),
+    ("ZSCORE", ["ZSCORE", "bench:z", "m:__rand_int__"]),
+    ("ZREVRANK", ["ZREVRANK", "bench:z", "m:__rand_int__"]),
+    ("ZRANGE 0 9", ["ZRANGE", "bench:z", "0", "9"]),
+]
+
+
+def resp(*args):
+    out = [f"*{len(args)}\r\n".encode()]
+    for a in args:
+        b = a if isinstance(a, bytes) else str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(b), b))
+    return b"".join(out)
+
+
+class Conn:
+    def __init__(self, port):
+        self.s = socket.create_connection(("127.0.0.1", port))
+        self.f = self.s.makefile("rb")
+
+    def reply(self):
+        line = self.f.readline()
+        t, rest = line[:1], line[1:-2]
+        if t in (b"+", b":"):
+            return rest.decode()
+        if t == b"-":
+            raise RuntimeError(rest.decode())
+        if t == b"$":
+            n = int(rest)
+            if n < 0:
+                return None
+            data = self.f.read(n + 2)[:-2]
+            return data.decode(errors="replace")
+        if t == b"*":
+            return [self.reply() for _ in range(int(rest))]
+        raise RuntimeError(f"unexpected reply {line!r}")
+
+    def call(self, *args):
+        self.s.sendall(resp(*args))
+        return self.reply()
+
+    def info_field(self, section, field):
+        for line in self.call("INFO", section).splitlines():
+            if line.startswith(field + ":"):
+                return line.split(":", 1)[1]
+        return None
+
+
+def fill(port):
+    c = Conn(port)
+    if c.call("DBSIZE") != "0":
+        raise SystemExit(f"bench: the server on {port} is not empty; bench only uses servers it started")
+    before = int(c.info_field("memory", "used_memory"))
+    batch = 1000
+    for start in range(0, MEMBERS, batch):
+        args = ["ZADD", "bench:z"]
+        for i in range(start, start + batch):
+            args += [str(i), "m:%012d" % i]
+        c.s.sendall(resp(*args))
+    for _ in range(0, MEMBERS, batch):
+        c.reply()
+    time.sleep(0.5)
+    after = int(c.info_field("memory", "used_memory"))
+    card = int(c.call("ZCARD", "bench:z"))
+    return {"members": card, "used_memory_growth": after - before,
+            "bytes_per_member": (after - before) / card}
+
+
+def bench(bench_bin, port, cmd, pipeline, requests):
+    args = [bench_bin, "-h", "127.0.0.1", "-p", str(port), "-c", "50", "-n", str(requests),
+            "-r", str(MEMBERS), "-P", str(pipeline), "--csv"] + cmd
+    p = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    rows = list(csv.reader(io.StringIO(p.stdout)))
+    if p.returncode != 0 or len(rows) < 2:
+        return {"error": (p.stderr or p.stdout).strip()[-300:]}
+    head, vals = rows[0], rows[1]
+    d = dict(zip(head, vals))
+    return {"rps": float(d["rps"]), "p50_ms": float(d["p50_latency_ms"]),
+            "p99_ms": float(d["p99_latency_ms"]), "avg_ms": float(d["avg_latency_ms"])}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench-bin", required=True)
+    ap.add_argument("--redis-port", type=int, required=True)
+    ap.add_argument("--core-port", type=int, required=True)
+    ap.add_argument("--redis-version", default="")
+    ap.add_argument("--requests", type=int, default=100_000)
+    ap.add_argument("--out", default="runs")
+    a = ap.parse_args()
+    servers = {"core": a.core_port, "redis": a.redis_port}
+    memory = {}
+    for name, port in servers.items():
+        print(f"bench: filling {MEMBERS:,} members on {name}", flush=True)
+        memory[name] = fill(port)
+    results = []
+    for label, cmd in TESTS:
+        for pipeline in (1, 16):
+            row = {"command": label, "pipeline": pipeline}
+            for name, port in servers.items():
+                row[name] = bench(a.bench_bin, port, cmd, pipeline, a.requests * (4 if pipeline > 1 else 1))
+            c, r = row["core"], row["redis"]
+            if "rps" in c and "rps" in r:
+                row["rps_ratio"] = c["rps"] / r["rps"]
+                row["p99_ratio"] = c["p99_ms"] / r["p99_ms"] if r["p99_ms"] else None
+            print(f"bench: {label:11} -P {pipeline:2}  core {c.get('rps', 0):>10,.0f}/s  "
+                  f"redis {r.get('rps', 0):>10,.0f}/s", flush=True)
+            results.append(row)
+    machine = f"{platform.node()} · {os.cpu_count()} CPUs · {platform.machine()} · {platform.platform()}"
+    doc = {"bench": "redis-benchmark -c 50 -r 1000000", "redis_version": a.redis_version,
+           "machine": machine, "measured": time.strftime("%Y-%m-%d %H:%M"), "memory": memory,
+           "results": results}
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "bench.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    lines = [f"redis-benchmark against the core's listener and Redis {a.redis_version}, same run",
+             f"machine: {machine}", f"measured: {doc['measured']}",
+             f"-c 50, -n {a.requests:,} (×4 with -P 16), -r {MEMBERS:,}; ZSET commands on a "
+             f"{MEMBERS:,}-member key", "",
+             f"{'command':12} {'-P':>3} {'core req/s':>12} {'redis req/s':>12} {'ratio':>6} "
+             f"{'core p99':>9} {'redis p99':>9}"]
+    for row in results:
+        c, r = row["core"], row["redis"]
+        if "rps" not in c or "rps" not in r:
+            lines.append(f"{row['command']:12} {row['pipeline']:>3}  error: {c.get('error') or r.get('error')}")
+            continue
+        lines.append(f"{row['command']:12} {row['pipeline']:>3} {c['rps']:>12,.0f} {r['rps']:>12,.0f} "
+                     f"{row['rps_ratio']:>6.2f} {c['p99_ms']:>7.3f}ms {r['p99_ms']:>7.3f}ms")
+    lines.append("")
+    lines.append("used_memory growth for the 1,000,000-member zset (INFO memory; the core's is its real heap):")
+    for name in ("core", "redis"):
+        m = memory[name]
+        lines.append(f"  {name:6} {m['used_memory_growth']:>12,} B  {m['bytes_per_member']:.1f} B/member")
+    lines.append(f"  ratio core/redis {memory['core']['bytes_per_member'] / memory['redis']['bytes_per_member']:.2f}")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(a.out, "bench.txt"), "w") as f:
+        f.write(text)
+    print(text, end="")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# ./run.sh bench: redis-benchmark (from the same Redis build as the labs) against the
+# core's listener and a private Redis, started here on loopback and always stopped.
+#
+#   scripts/bench.sh [--out DIR] [--requests N]    default runs/bench.{txt,json}
+#
+# See scripts/bench.py for what is measured. Ratios core/Redis inside one run are the
+# figures to read: this machine is shared and absolute numbers move.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$here")"
+cd "$root"
+# shellcheck source=servers.sh
+. "$here/servers.sh"
+out=runs
+requests=100000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out="$2"; shift 2 ;;
+    --requests) requests="$2"; shift 2 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    *) echo "bench: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$out"
+servers_start
+[ -x "$REDIS_BIN_DIR/redis-benchmark" ] || { echo "bench: no redis-benchmark in $REDIS_BIN_DIR (rerun scripts/get-redis.sh)" >&2; exit 2; }
+python3 "$here/bench.py" --bench-bin "$REDIS_BIN_DIR/redis-benchmark" --redis-port "$REDIS_PORT" \
+  --core-port "$CORE_PORT" --redis-version "$REDIS_VERSION" --requests "$requests" --out "$out"
