@@ -451,11 +451,38 @@ fn one_case(both: &mut Both, rng: &mut ChaCha8Rng, kind: usize) -> Option<String
         both.same("encoding after reload", &sv(&["OBJECT", "ENCODING", key]));
     }
     let (c, r) = both.both(&sv(&["DEBUG", "OBJECT", "k"]));
-    assert_eq!(
-        debug_object_fields(&c),
-        debug_object_fields(&r),
-        "DEBUG OBJECT after reload"
-    );
+    if ordered {
+        assert_eq!(
+            debug_object_fields(&c),
+            debug_object_fields(&r),
+            "DEBUG OBJECT after reload"
+        );
+    } else {
+        // A hashtable is written in its dict's order, which follows each
+        // server's random hash seed; reloaded into a listpack (thresholds may
+        // have changed) the entries keep that order, so the LZF-compressed
+        // serializedlength may differ by a few bytes. The rest must be equal.
+        let split = |line: &[u8]| -> (String, i64) {
+            let fields = debug_object_fields(line);
+            let len = fields
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("serializedlength:"))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            let rest = fields
+                .split_whitespace()
+                .filter(|w| !w.starts_with("serializedlength:"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            (rest, len)
+        };
+        let ((cf, cl), (rf, rl)) = (split(&c), split(&r));
+        assert_eq!(cf, rf, "DEBUG OBJECT after reload ({enc} before)");
+        assert!(
+            (cl - rl).abs() <= 8 + rl / 20,
+            "serializedlength after reload {cl} vs {rl} ({enc} before)"
+        );
+    }
     let detail = match (kind, pc[0]) {
         (1, _) => "hll",
         (_, 24) => "with field TTLs",
