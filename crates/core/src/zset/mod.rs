@@ -259,12 +259,11 @@ impl Zset {
         let mut z = Zset::new();
         z.encoding = encoding;
         if encoding == Encoding::Skiplist && presize > 0 {
-            z.scores.expand(presize);
+            z.dict.expand(presize);
         }
         for (member, score) in items {
             let kept = z.stored(score);
-            z.order.insert(kept, member.clone());
-            z.scores.add(member, kept);
+            z.insert_both(kept, &member);
         }
         z
     }
