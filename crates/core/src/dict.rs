@@ -60,8 +60,13 @@ const MIN_FILL: usize = 8;
 /// `GETFAIR_NUM_ENTRIES`: how many keys the fair draw samples before picking one.
 const FAIR_SAMPLE: usize = 15;
 
+/// A slot number of the entry slab: chain heads and `next` links are 32-bit, so an
+/// entry is 8 bytes smaller than with pointer-sized links (a dict holds at most
+/// `u32::MAX - 1` keys).
+type Slot = u32;
+
 /// End of a chain (Redis's NULL `next`).
-const NIL: usize = usize::MAX;
+const NIL: Slot = Slot::MAX;
 
 /// SipHash-1-2 (one compression round, two finalization rounds), as Redis uses it
 /// for every string-keyed dict.
@@ -132,19 +137,19 @@ fn table_size_for(size: usize) -> Option<usize> {
 }
 
 #[derive(Debug, Clone)]
-struct Entry<V> {
-    key: Vec<u8>,
+struct Entry<K, V> {
+    key: K,
     value: V,
     /// Cached so a rehash need not hash the key again; Redis recomputes it, with
     /// the same result.
     hash: u64,
-    next: usize,
+    next: Slot,
 }
 
 /// One of the two tables: chain heads (slot numbers) and how many keys it holds.
 #[derive(Debug, Clone, Default)]
 struct Table {
-    buckets: Vec<usize>,
+    buckets: Vec<Slot>,
     used: usize,
 }
 
@@ -171,13 +176,13 @@ impl Table {
 struct Found {
     table: usize,
     bucket: usize,
-    slot: usize,
-    prev: usize,
+    slot: Slot,
+    prev: Slot,
 }
 
 /// What an insert did: linked a new entry (at this slot) or replaced a value.
 enum Inserted<V> {
-    New(usize),
+    New(Slot),
     Replaced(V),
 }
 
@@ -185,37 +190,44 @@ enum Inserted<V> {
 /// removed (rehashing moves chain links, never entries), so a caller that looked
 /// a key up once can read, change and remove it without hashing it again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EntryRef(usize);
+pub struct EntryRef(Slot);
 
 /// A hash table from byte strings to `V` with Redis's layout, growth and sampling.
 ///
 /// Entries live in a slab (`slots`); buckets and `next` links are slot numbers.
+///
+/// The key type `K` is `Vec<u8>` (the dict owns its keys, as an sds) for every
+/// dict but the sorted set's, whose entries hold a handle to the skiplist node
+/// that has the member's bytes (Redis 8's zset dict likewise points at the
+/// node's embedded sds instead of copying it). Such a dict is used through the
+/// `*_by` methods: the caller hashes the bytes with [`Dict::hash_of`] and says
+/// which key matches with a closure that reads the bytes behind a handle.
 #[derive(Debug, Clone)]
-pub struct Dict<V> {
+pub struct Dict<V, K = Vec<u8>> {
     seed: [u8; 16],
     tables: [Table; 2],
     /// `rehashidx`: the next bucket of table 0 to move; `None` when not rehashing.
     rehash_idx: Option<usize>,
-    slots: Vec<Option<Entry<V>>>,
-    free: Vec<usize>,
+    slots: Vec<Option<Entry<K, V>>>,
+    free: Vec<Slot>,
     /// `pauseAutoResize`: while positive, inserts and deletes do not resize.
     pause_auto_resize: u32,
 }
 
-impl<V> Default for Dict<V> {
-    fn default() -> Dict<V> {
+impl<V, K> Default for Dict<V, K> {
+    fn default() -> Dict<V, K> {
         Dict::new()
     }
 }
 
-impl<V> Dict<V> {
+impl<V, K> Dict<V, K> {
     /// An empty dict (no buckets yet) hashing with [`DEFAULT_SEED`].
-    pub fn new() -> Dict<V> {
+    pub fn new() -> Dict<V, K> {
         Dict::with_seed(DEFAULT_SEED)
     }
 
     /// An empty dict hashing with `seed`, as Redis's `dictSetHashFunctionSeed`.
-    pub fn with_seed(seed: [u8; 16]) -> Dict<V> {
+    pub fn with_seed(seed: [u8; 16]) -> Dict<V, K> {
         Dict {
             seed,
             tables: [Table::default(), Table::default()],
@@ -253,6 +265,196 @@ impl<V> Dict<V> {
         siphash12(key, &self.seed)
     }
 
+    // ----- keys held elsewhere (the `*_by` methods) -------------------------------
+
+    /// The entry whose key `is_key` accepts among those hashed to `hash`, without
+    /// the rehash step (as [`Dict::peek`]).
+    pub fn peek_by(&self, hash: u64, is_key: impl Fn(&K) -> bool) -> Option<EntryRef> {
+        self.find_by(hash, is_key).map(|f| EntryRef(f.slot))
+    }
+
+    /// `dictFind` for a key held elsewhere: one rehash step, then the search (as
+    /// [`Dict::find_entry`]).
+    pub fn lookup_by(&mut self, hash: u64, is_key: impl Fn(&K) -> bool) -> Option<EntryRef> {
+        if self.is_empty() {
+            return None;
+        }
+        self.rehash_step_at(hash);
+        self.find_by(hash, is_key).map(|f| EntryRef(f.slot))
+    }
+
+    /// [`Dict::insert_absent`] for a key held elsewhere; `hash` is its bytes' hash.
+    pub fn insert_absent_by(&mut self, hash: u64, key: K, value: V) -> EntryRef {
+        let was_empty = self.is_empty();
+        if !was_empty {
+            self.rehash_step_at(hash);
+        }
+        EntryRef(self.grow_and_link(hash, key, value, was_empty))
+    }
+
+    /// [`Dict::add`] for a key held elsewhere: false (dropping `key` and `value`)
+    /// if `is_key` accepts a key already there.
+    pub fn add_by(&mut self, hash: u64, key: K, value: V, is_key: impl Fn(&K) -> bool) -> bool {
+        self.rehash_step_at(hash);
+        if self.pause_auto_resize == 0 {
+            self.expand_if_needed();
+        }
+        if self.find_by(hash, is_key).is_some() {
+            return false;
+        }
+        self.link_new(hash, key, value);
+        true
+    }
+
+    /// [`Dict::remove`] for a key held elsewhere, answering the key and value.
+    pub fn remove_by(&mut self, hash: u64, is_key: impl Fn(&K) -> bool) -> Option<(K, V)> {
+        if self.is_empty() {
+            return None;
+        }
+        self.rehash_step_at(hash);
+        let found = self.find_by(hash, is_key)?;
+        let entry = self.slots[found.slot as usize].take().expect("live slot");
+        if found.prev == NIL {
+            self.tables[found.table].buckets[found.bucket] = entry.next;
+        } else {
+            self.entry_mut(found.prev).next = entry.next;
+        }
+        self.free.push(found.slot);
+        self.tables[found.table].used -= 1;
+        if self.pause_auto_resize == 0 {
+            self.shrink_if_needed();
+        }
+        Some((entry.key, entry.value))
+    }
+
+    /// The key and value behind a handle.
+    pub fn entry_at(&self, at: EntryRef) -> (&K, &V) {
+        let e = self.entry(at.0);
+        (&e.key, &e.value)
+    }
+
+    /// Every key, in [`Dict::iter`] order.
+    pub fn keys(&self) -> impl Iterator<Item = &K> + '_ {
+        self.tables
+            .iter()
+            .flat_map(|t| t.buckets.iter().copied())
+            .flat_map(move |head| self.chain(head))
+            .map(move |slot| &self.entry(slot).key)
+    }
+
+    /// [`Dict::scan`] emitting the keys as held.
+    pub fn scan_by(&self, cursor: u64, emit: impl FnMut(&K, &V)) -> u64 {
+        self.scan_slots(cursor, emit)
+    }
+
+    /// [`Dict::fair_random_entry`] answering the key as held.
+    pub fn fair_random_by(&mut self, rng: &mut impl RngCore) -> Option<(&K, &V)> {
+        let slot = self.fair_random_slot(rng)?;
+        let e = self.entry(slot);
+        Some((&e.key, &e.value))
+    }
+
+    /// The search shared by every operation: table 0, unless the key's bucket there
+    /// was already moved, then table 1 while rehashing.
+    fn find_by(&self, hash: u64, is_key: impl Fn(&K) -> bool) -> Option<Found> {
+        let tables = if self.is_rehashing() { 2 } else { 1 };
+        for table in 0..tables {
+            if table == 0 && self.already_moved(self.bucket_of(0, hash)) {
+                continue;
+            }
+            if self.tables[table].size() == 0 {
+                continue;
+            }
+            let bucket = self.bucket_of(table, hash);
+            let mut prev = NIL;
+            for slot in self.chain(self.tables[table].buckets[bucket]) {
+                // The cached hash first: a mismatch then costs no visit to the
+                // key's buffer (equal keys always have equal hashes).
+                let e = self.entry(slot);
+                if e.hash == hash && is_key(&e.key) {
+                    return Some(Found {
+                        table,
+                        bucket,
+                        slot,
+                        prev,
+                    });
+                }
+                prev = slot;
+            }
+        }
+        None
+    }
+
+    fn bucket_of(&self, table: usize, hash: u64) -> usize {
+        hash as usize & self.tables[table].mask()
+    }
+
+    /// Buckets of table 0 below `rehashidx` are empty: they were moved already.
+    fn already_moved(&self, bucket: usize) -> bool {
+        self.rehash_idx.is_some_and(|idx| bucket < idx)
+    }
+
+    fn chain(&self, head: Slot) -> impl Iterator<Item = Slot> + '_ {
+        let first = (head != NIL).then_some(head);
+        std::iter::successors(first, move |&slot| {
+            let next = self.entry(slot).next;
+            (next != NIL).then_some(next)
+        })
+    }
+
+    fn entry(&self, slot: Slot) -> &Entry<K, V> {
+        self.slots[slot as usize].as_ref().expect("live slot")
+    }
+
+    fn entry_mut(&mut self, slot: Slot) -> &mut Entry<K, V> {
+        self.slots[slot as usize].as_mut().expect("live slot")
+    }
+
+    /// The end of every insert of a new key, after its first rehash step:
+    /// growth, another step if the table changed (or the dict was empty), the link.
+    fn grow_and_link(&mut self, hash: u64, key: K, value: V, was_empty: bool) -> Slot {
+        let sizes = self.table_sizes();
+        // dictSetKeyAtLink calls the public dictExpandIfNeeded: it grows even while
+        // automatic resizing is paused.
+        self.expand_if_needed();
+        if was_empty || sizes != self.table_sizes() {
+            self.rehash_step_at(hash);
+        }
+        self.link_new(hash, key, value)
+    }
+
+    /// `dictInsertKeyAtLink`: at the head of the chain, in the new table while
+    /// rehashing.
+    fn link_new(&mut self, hash: u64, key: K, value: V) -> Slot {
+        let table = if self.is_rehashing() { 1 } else { 0 };
+        let bucket = self.bucket_of(table, hash);
+        let entry = Entry {
+            key,
+            value,
+            hash,
+            next: self.tables[table].buckets[bucket],
+        };
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = Some(entry);
+                slot
+            }
+            None => {
+                let slot = Slot::try_from(self.slots.len())
+                    .ok()
+                    .filter(|&s| s != NIL)
+                    .expect("dict full: u32::MAX - 1 keys");
+                self.slots.push(Some(entry));
+                slot
+            }
+        };
+        self.tables[table].buckets[bucket] = slot;
+        self.tables[table].used += 1;
+        slot
+    }
+}
+
+impl<V> Dict<V> {
     // ----- lookups -------------------------------------------------------------
 
     /// `dictFind`: like every lookup in Redis, it may move one bucket first.
@@ -308,14 +510,14 @@ impl<V> Dict<V> {
 
     /// `dictFindLink`: an empty dict answers at once; otherwise one rehash step,
     /// then the search.
-    fn lookup(&mut self, key: &[u8]) -> Option<usize> {
+    fn lookup(&mut self, key: &[u8]) -> Option<Slot> {
         if self.is_empty() {
             return None;
         }
         self.lookup_hashed(self.hash_of(key), key)
     }
 
-    fn lookup_hashed(&mut self, hash: u64, key: &[u8]) -> Option<usize> {
+    fn lookup_hashed(&mut self, hash: u64, key: &[u8]) -> Option<Slot> {
         if self.is_empty() {
             return None;
         }
@@ -323,60 +525,8 @@ impl<V> Dict<V> {
         self.find(hash, key).map(|f| f.slot)
     }
 
-    /// The search shared by every operation: table 0, unless the key's bucket there
-    /// was already moved, then table 1 while rehashing.
     fn find(&self, hash: u64, key: &[u8]) -> Option<Found> {
-        let tables = if self.is_rehashing() { 2 } else { 1 };
-        for table in 0..tables {
-            if table == 0 && self.already_moved(self.bucket_of(0, hash)) {
-                continue;
-            }
-            if self.tables[table].size() == 0 {
-                continue;
-            }
-            let bucket = self.bucket_of(table, hash);
-            let mut prev = NIL;
-            for slot in self.chain(self.tables[table].buckets[bucket]) {
-                // The cached hash first: a mismatch then costs no visit to the
-                // key's buffer (equal keys always have equal hashes).
-                let e = self.entry(slot);
-                if e.hash == hash && e.key == key {
-                    return Some(Found {
-                        table,
-                        bucket,
-                        slot,
-                        prev,
-                    });
-                }
-                prev = slot;
-            }
-        }
-        None
-    }
-
-    fn bucket_of(&self, table: usize, hash: u64) -> usize {
-        hash as usize & self.tables[table].mask()
-    }
-
-    /// Buckets of table 0 below `rehashidx` are empty: they were moved already.
-    fn already_moved(&self, bucket: usize) -> bool {
-        self.rehash_idx.is_some_and(|idx| bucket < idx)
-    }
-
-    fn chain(&self, head: usize) -> impl Iterator<Item = usize> + '_ {
-        let first = (head != NIL).then_some(head);
-        std::iter::successors(first, move |&slot| {
-            let next = self.entry(slot).next;
-            (next != NIL).then_some(next)
-        })
-    }
-
-    fn entry(&self, slot: usize) -> &Entry<V> {
-        self.slots[slot].as_ref().expect("live slot")
-    }
-
-    fn entry_mut(&mut self, slot: usize) -> &mut Entry<V> {
-        self.slots[slot].as_mut().expect("live slot")
+        self.find_by(hash, |k| k.as_slice() == key)
     }
 
     // ----- inserts and deletes -------------------------------------------------
@@ -420,14 +570,7 @@ impl<V> Dict<V> {
                 return Inserted::Replaced(std::mem::replace(old, value));
             }
         }
-        let sizes = self.table_sizes();
-        // dictSetKeyAtLink calls the public dictExpandIfNeeded: it grows even while
-        // automatic resizing is paused.
-        self.expand_if_needed();
-        if was_empty || sizes != self.table_sizes() {
-            self.rehash_step_at(hash);
-        }
-        Inserted::New(self.link_new(hash, key, value))
+        Inserted::New(self.grow_and_link(hash, key, value, was_empty))
     }
 
     /// `dictAdd`: adds `key` unless present (then returns false and drops
@@ -447,32 +590,6 @@ impl<V> Dict<V> {
         true
     }
 
-    /// `dictInsertKeyAtLink`: at the head of the chain, in the new table while
-    /// rehashing.
-    fn link_new(&mut self, hash: u64, key: Vec<u8>, value: V) -> usize {
-        let table = if self.is_rehashing() { 1 } else { 0 };
-        let bucket = self.bucket_of(table, hash);
-        let entry = Entry {
-            key,
-            value,
-            hash,
-            next: self.tables[table].buckets[bucket],
-        };
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot] = Some(entry);
-                slot
-            }
-            None => {
-                self.slots.push(Some(entry));
-                self.slots.len() - 1
-            }
-        };
-        self.tables[table].buckets[bucket] = slot;
-        self.tables[table].used += 1;
-        slot
-    }
-
     /// `dictDelete` / `dictUnlink` (ZREM, HDEL): one rehash step, the search, and
     /// after a removal a shrink check (unless automatic resizing is paused).
     pub fn remove(&mut self, key: &[u8]) -> Option<V> {
@@ -490,7 +607,7 @@ impl<V> Dict<V> {
         }
         self.rehash_step_at(hash);
         let found = self.find(hash, key)?;
-        let entry = self.slots[found.slot].take().expect("live slot");
+        let entry = self.slots[found.slot as usize].take().expect("live slot");
         if found.prev == NIL {
             self.tables[found.table].buckets[found.bucket] = entry.next;
         } else {
@@ -503,7 +620,9 @@ impl<V> Dict<V> {
         }
         Some(entry.value)
     }
+}
 
+impl<V, K> Dict<V, K> {
     /// `dictPauseAutoResize`: Redis brackets bulk deletions with it (ZREMRANGEBY*,
     /// the destination of ZUNIONSTORE…) and calls [`Dict::shrink_if_needed`] after.
     pub fn pause_auto_resize(&mut self) {
@@ -653,7 +772,9 @@ impl<V> Dict<V> {
         self.rehash_idx = None;
         true
     }
+}
 
+impl<V> Dict<V> {
     // ----- entry handles -------------------------------------------------------
 
     /// `dictFind` (with its rehash step), answering a handle to the entry.
@@ -720,6 +841,42 @@ impl<V> Dict<V> {
     /// the first call to the last is emitted at least once, however the dict
     /// grows, shrinks or rehashes in between.
     pub fn scan(&self, cursor: u64, mut emit: impl FnMut(&[u8], &V)) -> u64 {
+        self.scan_slots(cursor, |k, v| emit(k, v))
+    }
+
+    // ----- random access -------------------------------------------------------
+
+    /// `dictGetRandomKey`: a random non-empty bucket, then a random key of its
+    /// chain. Keys in long chains are less likely than keys alone in a bucket.
+    pub fn random_entry(&mut self, rng: &mut impl RngCore) -> Option<(&[u8], &V)> {
+        let slot = self.random_slot(rng)?;
+        Some(self.pair(slot))
+    }
+
+    /// `dictGetSomeKeys`: up to `count` keys from consecutive buckets starting at
+    /// a random one (possibly repeating keys, possibly fewer than asked).
+    pub fn some_entries(&mut self, count: usize, rng: &mut impl RngCore) -> Vec<(&[u8], &V)> {
+        let slots = self.some_slots(count, rng);
+        slots.into_iter().map(|slot| self.pair(slot)).collect()
+    }
+
+    /// `dictGetFairRandomKey`: one of up to 15 keys sampled by
+    /// [`Dict::some_entries`], or [`Dict::random_entry`] when the sample came back
+    /// empty. This is the single draw of ZRANDMEMBER and HRANDFIELD.
+    pub fn fair_random_entry(&mut self, rng: &mut impl RngCore) -> Option<(&[u8], &V)> {
+        let slot = self.fair_random_slot(rng)?;
+        Some(self.pair(slot))
+    }
+
+    fn pair(&self, slot: Slot) -> (&[u8], &V) {
+        let e = self.entry(slot);
+        (e.key.as_slice(), &e.value)
+    }
+}
+
+impl<V, K> Dict<V, K> {
+    /// The walk of [`Dict::scan`], emitting keys as held.
+    fn scan_slots(&self, cursor: u64, mut emit: impl FnMut(&K, &V)) -> u64 {
         if self.is_empty() {
             return 0;
         }
@@ -761,41 +918,16 @@ impl<V> Dict<V> {
         v as u64
     }
 
-    // ----- random access -------------------------------------------------------
-
-    /// `dictGetRandomKey`: a random non-empty bucket, then a random key of its
-    /// chain. Keys in long chains are less likely than keys alone in a bucket.
-    pub fn random_entry(&mut self, rng: &mut impl RngCore) -> Option<(&[u8], &V)> {
-        let slot = self.random_slot(rng)?;
-        Some(self.pair(slot))
-    }
-
-    /// `dictGetSomeKeys`: up to `count` keys from consecutive buckets starting at
-    /// a random one (possibly repeating keys, possibly fewer than asked).
-    pub fn some_entries(&mut self, count: usize, rng: &mut impl RngCore) -> Vec<(&[u8], &V)> {
-        let slots = self.some_slots(count, rng);
-        slots.into_iter().map(|slot| self.pair(slot)).collect()
-    }
-
-    /// `dictGetFairRandomKey`: one of up to 15 keys sampled by
-    /// [`Dict::some_entries`], or [`Dict::random_entry`] when the sample came back
-    /// empty. This is the single draw of ZRANDMEMBER and HRANDFIELD.
-    pub fn fair_random_entry(&mut self, rng: &mut impl RngCore) -> Option<(&[u8], &V)> {
+    fn fair_random_slot(&mut self, rng: &mut impl RngCore) -> Option<Slot> {
         let sample = self.some_slots(FAIR_SAMPLE, rng);
-        let slot = if sample.is_empty() {
-            self.random_slot(rng)?
+        if sample.is_empty() {
+            self.random_slot(rng)
         } else {
-            sample[random31(rng) % sample.len()]
-        };
-        Some(self.pair(slot))
+            Some(sample[random31(rng) % sample.len()])
+        }
     }
 
-    fn pair(&self, slot: usize) -> (&[u8], &V) {
-        let e = self.entry(slot);
-        (e.key.as_slice(), &e.value)
-    }
-
-    fn random_slot(&mut self, rng: &mut impl RngCore) -> Option<usize> {
+    fn random_slot(&mut self, rng: &mut impl RngCore) -> Option<Slot> {
         if self.is_empty() {
             return None;
         }
@@ -830,7 +962,7 @@ impl<V> Dict<V> {
         self.chain(head).nth(random31(rng) % len)
     }
 
-    fn some_slots(&mut self, count: usize, rng: &mut impl RngCore) -> Vec<usize> {
+    fn some_slots(&mut self, count: usize, rng: &mut impl RngCore) -> Vec<Slot> {
         let count = count.min(self.len());
         // Rehash work in proportion to what is asked.
         for _ in 0..count {

@@ -44,17 +44,24 @@
 //!
 //! # How this model differs from the C code
 //!
-//! * Nodes live in an arena (`Vec<Node>`) and link to each other by `u32`
-//!   index; freed slots go on a free list and are reused. Index 0 is the
-//!   header. There is no `unsafe`.
-//! * The layout is chosen for the descent, which is one dependent cache miss
-//!   per step: a node is one 64-byte line holding the score and its first four
-//!   levels (8 bytes each: `u32` forward id, `u32` span), so a step reads one
-//!   line. Taller nodes (1 in 256) keep their upper levels in a side box, and
-//!   the members live in a parallel array, read only on score ties and when an
-//!   element is returned. Redis keeps the member in the node; its size in
-//!   Redis's allocator is modelled separately (see `crate::memory`). The
-//!   `u32` ids and spans cap a list at 2^32 - 1 members.
+//! * Nodes live in an arena of pages and link to each other by `u32` id
+//!   (page number and 4-byte word offset in the page); freed records go on a
+//!   free list per size and are reused. Id 0 is the header. There is no
+//!   `unsafe`: a record is read in place from its page's bytes.
+//! * One record per node, like Redis's one allocation per node with its sds
+//!   embedded: score (8 bytes), backward id (4), height and member length (4:
+//!   5 bits and 27 bits, a longer member keeps its length in 4 more bytes),
+//!   the levels (8 bytes each: `u32` forward id, `u32` span), then the
+//!   member's bytes, rounded up to 4 bytes. A descent step reads the score and
+//!   one level of the same record; a score tie compares the member from that
+//!   record too. Records are packed end to end in pages of up to 1 MiB (a
+//!   page grows by doubling, so a small set stays small); a record over
+//!   16 KiB gets a page of its own, freed with it. The ids cap a list at 2^14
+//!   pages of records (16 GiB) and the spans at 2^32 - 1 members. Redis's
+//!   node sizes in its allocator are modelled separately (`crate::memory`).
+//! * Nodes are addressed by a [`NodeKey`] (the id, never 0) outside this
+//!   module: the sorted set's dict keeps these handles instead of a copy of
+//!   each member.
 //! * Redis 8.6 stores node metadata in the level-0 span and derives that span
 //!   (1, or 0 for the tail). Here every level, level 0 included, stores its
 //!   span, so the "spans sum to the length" rule holds on every level.
@@ -68,8 +75,14 @@
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::num::NonZeroU32;
 pub mod dump;
+
+/// The members of removed `(handle, member)` pairs.
+fn members(removed: Vec<(NodeKey, Vec<u8>)>) -> Vec<Vec<u8>> {
+    removed.into_iter().map(|(_, m)| m).collect()
+}
 
 /// Most levels a node can have (`ZSKIPLIST_MAXLEVEL`; enough for 2^64 elements).
 pub const ZSKIPLIST_MAXLEVEL: usize = 32;
@@ -86,28 +99,65 @@ const RAND_MAX: u32 = 0x7fff_ffff;
 /// `zslRandomLevel`'s `threshold = ZSKIPLIST_P * RAND_MAX`, truncated to an int.
 const LEVEL_THRESHOLD: u32 = (ZSKIPLIST_P * RAND_MAX as f64) as u32;
 
-/// Index of a node in the arena.
+/// A node's place in the arena: `(page << PAGE_SHIFT) | word`, where `word`
+/// counts 4-byte words from the start of the page.
 type NodeId = u32;
 
-/// The header sentinel always sits in slot 0.
+/// A node's handle as the sorted set's dict keeps it (never the header, so
+/// never 0).
+pub type NodeKey = NonZeroU32;
+
+/// The header sentinel always sits at the start of page 0.
 const HEADER: NodeId = 0;
 
-/// Levels kept inside the node itself. With 8-byte links, four of them fit
-/// beside the score in one 64-byte node. A node has more than four levels
-/// with probability 1/256; only the top of a descent reaches those spilled
-/// levels, and with so few tall nodes they are usually still in cache
-/// (on 1M members, loads of spilled levels are still ~15% of the descent's
-/// time: packing them into one pool would be the next step).
-const INLINE_LEVELS: usize = 4;
+/// Bytes per arena word: records start on 4-byte boundaries.
+const WORD: usize = 4;
+/// Word offsets take the low 18 bits of an id: a page spans 1 MiB of records,
+/// and there are at most 2^14 pages.
+const PAGE_SHIFT: u32 = 18;
+const PAGE_WORDS: usize = 1 << PAGE_SHIFT;
+const PAGE_BYTES: usize = PAGE_WORDS * WORD;
+const MAX_PAGES: usize = 1 << (32 - PAGE_SHIFT);
+/// A record bigger than this (a member of more than about 16 KB) gets a page of
+/// its own, exactly its size, freed with it; smaller ones share pages.
+const OWN_PAGE_BYTES: usize = 16 * 1024;
+
+/// Byte offsets inside a record.
+const SCORE_AT: usize = 0;
+const BACKWARD_AT: usize = 8;
+/// `meta`: bits 0..5 are the height minus one, bits 5..32 the member's length,
+/// or [`LEN_ESCAPE`] when the length (then a `u32` after the levels) is longer.
+const META_AT: usize = 12;
+const LEVELS_AT: usize = 16;
+const LEVEL_BYTES: usize = 8;
+const LEN_ESCAPE: u32 = (1 << 27) - 1;
+
+/// Bytes of a record with `height` levels and a `len`-byte member.
+fn record_bytes(height: usize, len: usize) -> usize {
+    let ext = if len >= LEN_ESCAPE as usize { 4 } else { 0 };
+    LEVELS_AT + height * LEVEL_BYTES + ext + len
+}
+
+/// The same in whole words, as the arena lays it out.
+fn record_words(height: usize, len: usize) -> usize {
+    record_bytes(height, len).div_ceil(WORD)
+}
+
+#[inline(always)]
+fn read_u32(r: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(r[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn write_u32(r: &mut [u8], at: usize, v: u32) {
+    r[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
 
 /// One level of a node: where it points and how many nodes that link covers.
 ///
-/// 8 bytes, so that a node's score and its first levels share a cache line:
-/// the forward id uses the `NonZeroU32` niche (the header, id 0, is never a
-/// forward target, so 0 is free to mean "end of level"), and the span is a
-/// `u32`. Both cap a list at `u32::MAX` (2^32 - 1) members -- ids 1..=u32::MAX,
-/// and no span exceeds the length -- where Redis's `unsigned long` spans
-/// would allow more.
+/// 8 bytes in the record: the forward id (0 means "end of level": the header,
+/// id 0, is never a forward target) and the span, both `u32`. Both cap a list
+/// at `u32::MAX` (2^32 - 1) members, where Redis's `unsigned long` spans would
+/// allow more.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Level {
     /// Next node at this level; `None` is the end of the level (NULL in C).
@@ -138,71 +188,56 @@ impl Level {
     }
 }
 
-/// The part of a node a descent reads, laid out so that one step touches one
-/// cache line: `repr(C)` keeps the score first, followed by the inline levels,
-/// and the 64-byte alignment (with a size of exactly 64) stops a node from
-/// straddling two lines. The member, read only on a score tie or when the
-/// element is returned, lives in `SkipList::members` instead.
-#[derive(Clone, Debug)]
-#[repr(C, align(64))]
-struct Node {
-    score: f64,
-    /// Previous node at level 0; `None` for the first node (C uses NULL
-    /// rather than the header here too).
-    backward: Option<NonZeroU32>,
-    /// The node's level (32 for the header, 0 for a freed slot).
-    height: u32,
-    /// Levels `0..min(height, INLINE_LEVELS)`; the rest are `EMPTY_LEVEL`.
-    low: [Level; INLINE_LEVELS],
-    /// Levels `INLINE_LEVELS..height` of a tall node.
-    high: Option<Box<[Level]>>,
-}
+/// A node's record, read in place (see the module documentation for the
+/// layout): score, backward link, height and length, the levels, the member.
+#[derive(Clone, Copy)]
+struct Node<'a>(&'a [u8]);
 
-const _: () = assert!(std::mem::size_of::<Node>() == 64);
-const _: () = assert!(std::mem::size_of::<Level>() == 8);
-
-impl Node {
-    fn new(score: f64, height: usize) -> Node {
-        Node {
-            score,
-            backward: None,
-            height: height as u32,
-            low: [EMPTY_LEVEL; INLINE_LEVELS],
-            high: (height > INLINE_LEVELS)
-                .then(|| vec![EMPTY_LEVEL; height - INLINE_LEVELS].into_boxed_slice()),
-        }
+impl<'a> Node<'a> {
+    #[inline(always)]
+    fn score(self) -> f64 {
+        f64::from_le_bytes(self.0[SCORE_AT..SCORE_AT + 8].try_into().expect("8 bytes"))
     }
 
-    fn height(&self) -> usize {
-        self.height as usize
+    #[inline(always)]
+    fn height(self) -> usize {
+        (read_u32(self.0, META_AT) & 31) as usize + 1
     }
 
     /// Level `i`, which must be below the node's height.
     #[inline(always)]
-    fn level(&self, i: usize) -> Level {
+    fn level(self, i: usize) -> Level {
         debug_assert!(i < self.height());
-        if i < INLINE_LEVELS {
-            self.low[i]
-        } else {
-            self.high.as_ref().expect("tall node")[i - INLINE_LEVELS]
+        let at = LEVELS_AT + i * LEVEL_BYTES;
+        Level {
+            forward: NonZeroU32::new(read_u32(self.0, at)),
+            span: read_u32(self.0, at + 4),
         }
     }
 
-    fn level_mut(&mut self, i: usize) -> &mut Level {
-        debug_assert!(i < self.height());
-        if i < INLINE_LEVELS {
-            &mut self.low[i]
-        } else {
-            &mut self.high.as_mut().expect("tall node")[i - INLINE_LEVELS]
-        }
-    }
-
-    fn next(&self) -> Option<NodeId> {
+    #[inline(always)]
+    fn next(self) -> Option<NodeId> {
         self.level(0).forward()
     }
 
-    fn backward(&self) -> Option<NodeId> {
-        self.backward.map(NonZeroU32::get)
+    /// Previous node at level 0; `None` for the first node (C uses NULL
+    /// rather than the header here too).
+    #[inline(always)]
+    fn backward(self) -> Option<NodeId> {
+        NonZeroU32::new(read_u32(self.0, BACKWARD_AT)).map(NonZeroU32::get)
+    }
+
+    #[inline(always)]
+    fn member(self) -> &'a [u8] {
+        let meta = read_u32(self.0, META_AT);
+        let height = (meta & 31) as usize + 1;
+        let mut at = LEVELS_AT + height * LEVEL_BYTES;
+        let mut len = meta >> 5;
+        if len == LEN_ESCAPE {
+            len = read_u32(self.0, at);
+            at += 4;
+        }
+        &self.0[at..at + len as usize]
     }
 }
 
@@ -340,8 +375,8 @@ impl LexRange {
 }
 
 /// A node as the search predicates see it: the score, which the descent has
-/// already loaded, and the member, fetched from the cold side array only if
-/// the predicate asks for it (on a score tie, or for lex ranges).
+/// already loaded, and the member, read from the same record only if the
+/// predicate asks for it (on a score tie, or for lex ranges).
 #[derive(Clone, Copy)]
 struct Elem<'a> {
     score: f64,
@@ -351,7 +386,7 @@ struct Elem<'a> {
 
 impl<'a> Elem<'a> {
     fn member(self) -> &'a [u8] {
-        &self.list.members[self.id as usize]
+        self.list.node(self.id).member()
     }
 }
 
@@ -366,14 +401,16 @@ struct Path {
 /// The Redis zset skiplist. See the module documentation.
 #[derive(Clone, Debug)]
 pub struct SkipList {
-    /// Arena; slot 0 is the header.
-    nodes: Vec<Node>,
-    /// `members[id]` is the member of node `id` (empty for the header and for
-    /// freed slots). Kept apart from the nodes so that the descent, which
-    /// reads a member only on a score tie, keeps one cache line per node.
-    members: Vec<Box<[u8]>>,
-    /// Freed slots, reused by the next insert.
-    free: Vec<NodeId>,
+    /// The arena: records laid end to end in pages; page 0 starts with the
+    /// header. A shared page grows (doubling) up to [`PAGE_BYTES`]; a record
+    /// over [`OWN_PAGE_BYTES`] has a page of its own.
+    pages: Vec<Vec<u8>>,
+    /// The shared page new records are appended to.
+    fill: usize,
+    /// Freed records by size in words, reused by the next insert of that size.
+    free: HashMap<usize, Vec<NodeId>>,
+    /// Pages emptied by freeing their one big record.
+    free_pages: Vec<usize>,
     tail: Option<NodeId>,
     len: usize,
     /// Levels in use: the highest level of any node, at least 1.
@@ -395,15 +432,19 @@ impl SkipList {
 
     /// An empty list with its own seed for the random levels (`zslCreate`).
     pub fn with_seed(seed: u64) -> Self {
-        SkipList {
-            nodes: vec![Node::new(0.0, ZSKIPLIST_MAXLEVEL)],
-            members: vec![Box::default()],
-            free: Vec::new(),
+        let mut list = SkipList {
+            pages: vec![Vec::new()],
+            fill: 0,
+            free: HashMap::new(),
+            free_pages: Vec::new(),
             tail: None,
             len: 0,
             level: 1,
             rng: ChaCha8Rng::seed_from_u64(seed),
-        }
+        };
+        let header = list.alloc(0.0, &[], ZSKIPLIST_MAXLEVEL);
+        debug_assert_eq!(header, HEADER);
+        list
     }
 
     /// Number of elements.
@@ -422,11 +463,23 @@ impl SkipList {
 
     /// Add an element. The caller guarantees `member` is not already present
     /// (Redis checks the dict first), and `score` must not be NaN.
-    pub fn insert(&mut self, score: f64, member: Vec<u8>) {
+    /// Answers the new node's handle, valid until it is deleted.
+    pub fn insert(&mut self, score: f64, member: impl AsRef<[u8]>) -> NodeKey {
         assert!(!score.is_nan(), "zset scores are never NaN");
         let level = self.random_level();
-        let id = self.alloc(score, member, level);
+        let id = self.alloc(score, member.as_ref(), level);
         self.link(id);
+        NonZeroU32::new(id).expect("a node is never the header")
+    }
+
+    /// The member of a live node.
+    pub fn member_of(&self, key: NodeKey) -> &[u8] {
+        self.node(key.get()).member()
+    }
+
+    /// The score of a live node.
+    pub fn score_of(&self, key: NodeKey) -> f64 {
+        self.node(key.get()).score()
     }
 
     /// Remove the element `(score, member)`; false if it is not there.
@@ -454,14 +507,14 @@ impl SkipList {
         let node = self.node(id);
         let prev_ok = node
             .backward()
-            .is_none_or(|b| self.node(b).score < new_score);
-        let next_ok = node.next().is_none_or(|f| self.node(f).score > new_score);
+            .is_none_or(|b| self.node(b).score() < new_score);
+        let next_ok = node.next().is_none_or(|f| self.node(f).score() > new_score);
         if prev_ok && next_ok {
-            self.nodes[id as usize].score = new_score;
+            self.set_score(id, new_score);
             return true;
         }
         self.unlink(id, &path.update);
-        self.nodes[id as usize].score = new_score;
+        self.set_score(id, new_score);
         self.link(id);
         true
     }
@@ -478,7 +531,8 @@ impl SkipList {
     /// Element at 0-based `rank` (`zslGetElementByRank(rank + 1)`).
     pub fn get_by_rank(&self, rank: usize) -> Option<(f64, &[u8])> {
         let id = self.id_by_rank(rank)?;
-        Some((self.node(id).score, self.member(id)))
+        let node = self.node(id);
+        Some((node.score(), node.member()))
     }
 
     /// All elements, lowest first.
@@ -548,6 +602,16 @@ impl SkipList {
     /// (`zslDeleteRangeByRank`, which is 1-based) and return their members
     /// in order. An `end` past the tail is clipped.
     pub fn delete_range_by_rank(&mut self, start: usize, end: usize) -> Vec<Vec<u8>> {
+        members(self.delete_rank_range_keyed(start, end))
+    }
+
+    /// [`SkipList::delete_range_by_rank`], answering each removed node's
+    /// handle (no longer live) beside its member, for the dict.
+    pub(crate) fn delete_rank_range_keyed(
+        &mut self,
+        start: usize,
+        end: usize,
+    ) -> Vec<(NodeKey, Vec<u8>)> {
         if start > end || start >= self.len {
             return Vec::new();
         }
@@ -559,6 +623,14 @@ impl SkipList {
 
     /// Remove the elements whose score is in `range` (`zslDeleteRangeByScore`).
     pub fn delete_range_by_score(&mut self, range: &ScoreRange) -> Vec<Vec<u8>> {
+        members(self.delete_score_range_keyed(range))
+    }
+
+    /// [`SkipList::delete_range_by_score`] with the removed nodes' handles.
+    pub(crate) fn delete_score_range_keyed(
+        &mut self,
+        range: &ScoreRange,
+    ) -> Vec<(NodeKey, Vec<u8>)> {
         let path = self.descend(|_, n| !range.gte_min(n.score));
         self.delete_run(&path, |_, n| range.lte_max(n.score))
     }
@@ -566,7 +638,7 @@ impl SkipList {
     /// Remove the members in `range` (`zslDeleteRangeByLex`).
     pub fn delete_range_by_lex(&mut self, range: &LexRange) -> Vec<Vec<u8>> {
         let path = self.descend(|_, n| !range.gte_min(n.member()));
-        self.delete_run(&path, |_, n| range.lte_max(n.member()))
+        members(self.delete_run(&path, |_, n| range.lte_max(n.member())))
     }
 
     /// Level of every element, head to tail: the real shape, for drawing.
@@ -578,7 +650,7 @@ impl SkipList {
     /// of each Redis node allocation depends on.
     pub fn node_shapes(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         self.ids()
-            .map(|id| (self.node(id).height(), self.member(id).len()))
+            .map(|id| (self.node(id).height(), self.node(id).member().len()))
     }
 
     /// The header's span on each level in use, bottom first. With
@@ -588,42 +660,65 @@ impl SkipList {
         (0..self.level).map(|i| header.level(i).span()).collect()
     }
 
-    /// Bytes the arena has allocated: the node slots and member slots (by
-    /// capacity), every tall node's spilled levels, every member buffer, and
-    /// the free list. The RNG and the struct itself are not counted.
+    /// Bytes the arena has allocated: every page (by capacity) and the free
+    /// lists (their vectors' capacity; the map's own table is not counted).
+    /// The RNG and the struct itself are not counted.
     pub fn heap_bytes(&self) -> usize {
-        let slots = self.nodes.capacity() * std::mem::size_of::<Node>()
-            + self.members.capacity() * std::mem::size_of::<Box<[u8]>>();
-        let spilled: usize = self
-            .nodes
-            .iter()
-            .filter_map(|n| n.high.as_ref())
-            .map(|high| std::mem::size_of_val::<[Level]>(high))
+        let pages = self.pages.capacity() * std::mem::size_of::<Vec<u8>>()
+            + self.pages.iter().map(Vec::capacity).sum::<usize>();
+        let free: usize = self
+            .free
+            .values()
+            .map(|v| v.capacity() * std::mem::size_of::<NodeId>())
             .sum();
-        let members: usize = self.members.iter().map(|m| m.len()).sum();
-        let free = self.free.capacity() * std::mem::size_of::<NodeId>();
-        slots + spilled + members + free
+        pages + free + self.free_pages.capacity() * std::mem::size_of::<usize>()
     }
 
     // ----- internals ---------------------------------------------------
 
+    /// The record of node `id`, to the end of its page.
     #[inline(always)]
-    fn node(&self, id: NodeId) -> &Node {
-        &self.nodes[id as usize]
+    fn node(&self, id: NodeId) -> Node<'_> {
+        let page = &self.pages[(id >> PAGE_SHIFT) as usize];
+        Node(&page[(id as usize & (PAGE_WORDS - 1)) * WORD..])
     }
 
-    fn node_mut(&mut self, id: NodeId) -> &mut Node {
-        &mut self.nodes[id as usize]
+    fn record_mut(&mut self, id: NodeId) -> &mut [u8] {
+        let page = &mut self.pages[(id >> PAGE_SHIFT) as usize];
+        &mut page[(id as usize & (PAGE_WORDS - 1)) * WORD..]
     }
 
     fn member(&self, id: NodeId) -> &[u8] {
-        &self.members[id as usize]
+        self.node(id).member()
+    }
+
+    fn set_score(&mut self, id: NodeId, score: f64) {
+        self.record_mut(id)[SCORE_AT..SCORE_AT + 8].copy_from_slice(&score.to_le_bytes());
+    }
+
+    fn set_backward(&mut self, id: NodeId, backward: Option<NodeId>) {
+        write_u32(self.record_mut(id), BACKWARD_AT, backward.unwrap_or(0));
+    }
+
+    fn set_level(&mut self, id: NodeId, i: usize, level: Level) {
+        debug_assert!(i < self.node(id).height());
+        let at = LEVELS_AT + i * LEVEL_BYTES;
+        let r = self.record_mut(id);
+        write_u32(r, at, level.forward().unwrap_or(0));
+        write_u32(r, at + 4, level.span);
+    }
+
+    /// Adds `delta` (which may be negative) to the span of level `i`.
+    fn add_span(&mut self, id: NodeId, i: usize, delta: i64) {
+        let mut l = self.node(id).level(i);
+        l.span = u32::try_from(i64::from(l.span) + delta).expect("span in range");
+        self.set_level(id, i, l);
     }
 
     #[inline(always)]
     fn elem(&self, id: NodeId) -> Elem<'_> {
         Elem {
-            score: self.node(id).score,
+            score: self.node(id).score(),
             list: self,
             id,
         }
@@ -653,31 +748,82 @@ impl SkipList {
         level
     }
 
-    /// Put a new unlinked node in a free slot, or at the end of the arena.
-    fn alloc(&mut self, score: f64, member: Vec<u8>, level: usize) -> NodeId {
-        let node = Node::new(score, level);
-        let member = member.into_boxed_slice();
-        match self.free.pop() {
-            Some(id) => {
-                self.nodes[id as usize] = node;
-                self.members[id as usize] = member;
-                id
-            }
-            None => {
-                // Ids and spans are u32 (see `Level`): 2^32 - 1 members at most.
-                let id = NodeId::try_from(self.nodes.len()).expect("skiplist arena full");
-                self.nodes.push(node);
-                self.members.push(member);
-                id
-            }
-        }
+    /// Write a new unlinked node (no links, no backward link) into a freed
+    /// record of its size, at the end of the shared page being filled, or in a
+    /// page of its own when it is big.
+    fn alloc(&mut self, score: f64, member: &[u8], level: usize) -> NodeId {
+        let words = record_words(level, member.len());
+        let id = match self.free.get_mut(&words).and_then(Vec::pop) {
+            Some(id) => id,
+            None => self.carve(words),
+        };
+        let len = u32::try_from(member.len()).expect("members fit in u32");
+        let r = self.record_mut(id);
+        let r = &mut r[..words * WORD];
+        r.fill(0);
+        r[SCORE_AT..SCORE_AT + 8].copy_from_slice(&score.to_le_bytes());
+        let mut at = LEVELS_AT + level * LEVEL_BYTES;
+        let meta_len = if len >= LEN_ESCAPE {
+            write_u32(r, at, len);
+            at += 4;
+            LEN_ESCAPE
+        } else {
+            len
+        };
+        write_u32(r, META_AT, (meta_len << 5) | (level as u32 - 1));
+        r[at..at + member.len()].copy_from_slice(member);
+        id
     }
 
-    /// Free an unlinked node's slot and hand back its member.
+    /// Room for a record of `words` words that no freed record provides.
+    fn carve(&mut self, words: usize) -> NodeId {
+        let bytes = words * WORD;
+        let page_id = |page: usize| {
+            assert!(page < MAX_PAGES, "skiplist arena full");
+            (page as NodeId) << PAGE_SHIFT
+        };
+        if bytes > OWN_PAGE_BYTES {
+            let buf = vec![0u8; bytes];
+            let page = match self.free_pages.pop() {
+                Some(p) => {
+                    self.pages[p] = buf;
+                    p
+                }
+                None => {
+                    self.pages.push(buf);
+                    self.pages.len() - 1
+                }
+            };
+            return page_id(page);
+        }
+        if self.pages[self.fill].len() + bytes > PAGE_BYTES {
+            self.pages.push(Vec::new());
+            self.fill = self.pages.len() - 1;
+        }
+        let page = &mut self.pages[self.fill];
+        let at = page.len();
+        if at + bytes > page.capacity() {
+            // Double, up to a full page, so a small set stays small.
+            let cap = (page.capacity() * 2).max(at + bytes).clamp(256, PAGE_BYTES);
+            page.reserve_exact(cap - at);
+        }
+        page.resize(at + bytes, 0);
+        page_id(self.fill) | (at / WORD) as NodeId
+    }
+
+    /// Free an unlinked node's record and hand back its member.
     fn release(&mut self, id: NodeId) -> Vec<u8> {
-        self.nodes[id as usize] = Node::new(0.0, 0);
-        self.free.push(id);
-        std::mem::take(&mut self.members[id as usize]).into_vec()
+        let node = self.node(id);
+        let member = node.member().to_vec();
+        let words = record_words(node.height(), member.len());
+        if words * WORD > OWN_PAGE_BYTES {
+            let page = (id >> PAGE_SHIFT) as usize;
+            self.pages[page] = Vec::new();
+            self.free_pages.push(page);
+        } else {
+            self.free.entry(words).or_default().push(id);
+        }
+        member
     }
 
     /// The top-down walk shared by every operation. On each level, from the
@@ -686,7 +832,8 @@ impl SkipList {
     /// `advance` must hold for a prefix of the list and then fail.
     ///
     /// Each step reads the next node's score and, if it advances, that same
-    /// node's link on level `i`: one 64-byte line for the levels kept inline.
+    /// node's link on level `i`, from one record (usually one cache line: a
+    /// record of a short member is 32 to 48 bytes).
     #[inline(always)]
     fn descend(&self, mut advance: impl FnMut(usize, Elem<'_>) -> bool) -> Path {
         let mut path = Path {
@@ -720,9 +867,17 @@ impl SkipList {
     }
 
     /// Node at 0-based `rank` (walk while the running span stays <= rank+1).
+    /// The first and the last node are reached directly, as Redis's ZRANGE
+    /// starts from `header->level[0].forward` (or `tail`) for rank 0.
     fn id_by_rank(&self, rank: usize) -> Option<NodeId> {
         if rank >= self.len {
             return None;
+        }
+        if rank == 0 {
+            return self.node(HEADER).next();
+        }
+        if rank + 1 == self.len {
+            return self.tail;
         }
         let path = self.descend(|next_rank, _| next_rank <= rank + 1);
         debug_assert_eq!(path.rank[0], rank + 1);
@@ -732,7 +887,7 @@ impl SkipList {
     /// `zslInsertNode`: link an allocated node (its level already chosen)
     /// into place, fixing spans, the backward link and the tail.
     fn link(&mut self, id: NodeId) {
-        let (score, level) = (self.node(id).score, self.node(id).height());
+        let (score, level) = (self.node(id).score(), self.node(id).height());
         let member = self.member(id);
         let Path {
             mut update,
@@ -746,7 +901,7 @@ impl SkipList {
             for i in self.level..level {
                 update[i] = HEADER;
                 rank[i] = 0;
-                *self.node_mut(HEADER).level_mut(i) = Level::new(None, len);
+                self.set_level(HEADER, i, Level::new(None, len));
             }
             self.level = level;
         }
@@ -756,18 +911,18 @@ impl SkipList {
             // its old link is split in two around the new node.
             let before = rank[0] - rank[i];
             let old = self.node(update[i]).level(i);
-            *self.node_mut(id).level_mut(i) = Level::new(old.forward(), old.span() - before);
-            *self.node_mut(update[i]).level_mut(i) = Level::new(Some(id), before + 1);
+            self.set_level(id, i, Level::new(old.forward(), old.span() - before));
+            self.set_level(update[i], i, Level::new(Some(id), before + 1));
         }
         // Higher links jump over the new node: one more step each.
         for (i, &u) in update.iter().enumerate().take(self.level).skip(level) {
-            self.node_mut(u).level_mut(i).span += 1;
+            self.add_span(u, i, 1);
         }
 
         let prev = (update[0] != HEADER).then_some(update[0]);
-        self.node_mut(id).backward = prev.and_then(NonZeroU32::new);
+        self.set_backward(id, prev);
         match self.node(id).next() {
-            Some(next) => self.node_mut(next).backward = NonZeroU32::new(id),
+            Some(next) => self.set_backward(next, Some(id)),
             None => self.tail = Some(id),
         }
         self.len += 1;
@@ -779,7 +934,7 @@ impl SkipList {
         let height = self.node(id).height();
         for (i, &u) in update.iter().enumerate().take(self.level) {
             let gone = (i < height).then(|| self.node(id).level(i));
-            let link = self.node_mut(u).level_mut(i);
+            let mut link = self.node(u).level(i);
             match gone {
                 // u pointed at the node: take over its link (and span).
                 // (Spans are u32 and `g.span >= 1` unless it ends the level,
@@ -791,20 +946,21 @@ impl SkipList {
                 // u jumps over the node: the jump is one step shorter.
                 _ => link.span -= 1,
             }
+            self.set_level(u, i, link);
         }
 
         let (prev, next) = {
             let n = self.node(id);
-            (n.backward, n.next())
+            (n.backward(), n.next())
         };
         match next {
-            Some(next) => self.node_mut(next).backward = prev,
-            None => self.tail = prev.map(NonZeroU32::get),
+            Some(next) => self.set_backward(next, prev),
+            None => self.tail = prev,
         }
         // Drop levels nobody uses any more.
         while self.level > 1 && self.node(HEADER).level(self.level - 1).forward.is_none() {
             let top = self.level - 1;
-            self.node_mut(HEADER).level_mut(top).span = 0;
+            self.set_level(HEADER, top, EMPTY_LEVEL);
             self.level -= 1;
         }
         self.len -= 1;
@@ -817,7 +973,7 @@ impl SkipList {
         &mut self,
         path: &Path,
         mut keep_going: impl FnMut(usize, Elem<'_>) -> bool,
-    ) -> Vec<Vec<u8>> {
+    ) -> Vec<(NodeKey, Vec<u8>)> {
         let mut removed = Vec::new();
         let mut cur = self.node(path.update[0]).next();
         while let Some(id) = cur {
@@ -826,7 +982,8 @@ impl SkipList {
             }
             cur = self.node(id).next();
             self.unlink(id, &path.update);
-            removed.push(self.release(id));
+            let member = self.release(id);
+            removed.push((NonZeroU32::new(id).expect("not the header"), member));
         }
         removed
     }
@@ -842,7 +999,7 @@ impl SkipList {
         let (Some(first), Some(last)) = (self.node(HEADER).next(), self.tail) else {
             return false;
         };
-        !range_empty && gte_min(self.node(last).score) && lte_max(self.node(first).score)
+        !range_empty && gte_min(self.node(last).score()) && lte_max(self.node(first).score())
     }
 
     fn lex_may_intersect(&self, range: &LexRange) -> bool {
@@ -874,6 +1031,12 @@ impl SkipList {
         let path = self.descend(|_, n| lte_max(n));
         let id = path.update[0];
         (id != HEADER && gte_min(self.elem(id))).then(|| path.rank[0] - 1)
+    }
+
+    /// Node handles, head to tail.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = NodeKey> + '_ {
+        self.ids()
+            .map(|id| NonZeroU32::new(id).expect("not the header"))
     }
 
     /// Element ids, head to tail.
@@ -940,6 +1103,7 @@ pub struct Iter<'a> {
 impl<'a> Iterator for Iter<'a> {
     type Item = (f64, &'a [u8]);
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         let id = self.cur?;
         let node = self.list.node(id);
@@ -949,7 +1113,7 @@ impl<'a> Iterator for Iter<'a> {
             node.next()
         };
         self.remaining -= 1;
-        Some((node.score, self.list.member(id)))
+        Some((node.score(), node.member()))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -1209,7 +1373,7 @@ mod tests {
     fn spans_sum_to_len_on_every_level() {
         let mut sl = SkipList::new();
         for i in 0..2000u32 {
-            sl.insert(f64::from(i % 97), i.to_be_bytes().to_vec());
+            sl.insert(f64::from(i % 97), i.to_be_bytes());
         }
         for i in (0..2000u32).step_by(3) {
             assert!(sl.delete(f64::from(i % 97), &i.to_be_bytes()));
@@ -1217,7 +1381,7 @@ mod tests {
         sl.check_invariants();
         assert!(sl.level() > 3, "2000 nodes should reach a few levels");
         // Some nodes are tall enough to keep levels outside the node.
-        assert!(sl.node_levels().iter().any(|&l| l > INLINE_LEVELS));
+        assert!(sl.node_levels().iter().any(|&l| l > 4));
         // The header's span on every level in use counts the nodes it skips
         // to reach that level's first node; following spans adds up to len.
         for i in 0..sl.level() {
@@ -1239,9 +1403,9 @@ mod tests {
     fn ties_order_by_member_bytes() {
         let mut sl = SkipList::new();
         for m in ["zed", "amy", "Bob"] {
-            sl.insert(100.0, m.as_bytes().to_vec());
+            sl.insert(100.0, m.as_bytes());
         }
-        sl.insert(90.0, b"kim".to_vec());
+        sl.insert(90.0, b"kim");
         let order: Vec<&[u8]> = sl.iter().map(|(_, m)| m).collect();
         assert_eq!(order, [&b"kim"[..], b"Bob", b"amy", b"zed"]);
         assert_eq!(sl.rank(100.0, b"amy"), Some(2));
@@ -1252,9 +1416,9 @@ mod tests {
     #[test]
     fn prefix_sorts_first_and_negative_zero_ties() {
         let mut sl = SkipList::new();
-        sl.insert(0.0, b"ab".to_vec());
-        sl.insert(-0.0, b"a".to_vec());
-        sl.insert(0.0, b"abc".to_vec());
+        sl.insert(0.0, b"ab");
+        sl.insert(-0.0, b"a");
+        sl.insert(0.0, b"abc");
         let order: Vec<&[u8]> = sl.iter().map(|(_, m)| m).collect();
         assert_eq!(order, [&b"a"[..], b"ab", b"abc"]);
         // -0.0 and 0.0 are the same score to the skiplist, as in C.
@@ -1265,7 +1429,7 @@ mod tests {
     fn update_score_in_place_keeps_node_and_level() {
         let mut sl = SkipList::with_seed(1);
         for (s, m) in [(1.0, "a"), (2.0, "b"), (3.0, "c")] {
-            sl.insert(s, m.as_bytes().to_vec());
+            sl.insert(s, m.as_bytes());
         }
         let levels = sl.node_levels();
         assert!(sl.update_score(2.0, b"b", 2.5));
@@ -1304,18 +1468,56 @@ mod tests {
     }
 
     #[test]
-    fn free_slots_are_reused() {
+    fn free_records_are_reused() {
         let mut sl = SkipList::new();
         for i in 0..100u8 {
             sl.insert(f64::from(i), vec![i]);
         }
-        let slots = sl.nodes.len();
+        let used = sl.pages[0].len();
         assert_eq!(sl.delete_range_by_rank(0, 49).len(), 50);
+        // One byte more per member: the same number of words, so a new node
+        // takes a freed record of its height while one is left.
         for i in 0..50u8 {
             sl.insert(-f64::from(i), vec![i, i]);
         }
-        assert_eq!(sl.nodes.len(), slots);
-        assert!(sl.heap_bytes() > 100 * std::mem::size_of::<Node>());
+        let fresh = sl.pages[0].len() - used;
+        assert!(fresh < 10 * record_words(1, 2) * WORD, "{fresh} new bytes");
+        assert!(sl.heap_bytes() >= sl.pages[0].len());
+        sl.check_invariants();
+    }
+
+    #[test]
+    fn a_big_member_has_a_page_of_its_own_freed_with_it() {
+        let mut sl = SkipList::new();
+        let big = vec![7u8; 20_000];
+        sl.insert(1.0, b"a");
+        let key = sl.insert(2.0, &big);
+        sl.insert(3.0, b"b");
+        assert_eq!(key.get() & (PAGE_WORDS as u32 - 1), 0, "starts a page");
+        assert_eq!(sl.member_of(key), &big[..]);
+        assert_eq!(sl.score_of(key), 2.0);
+        assert_eq!(sl.get_by_rank(1), Some((2.0, &big[..])));
+        let with_big = sl.heap_bytes();
+        assert!(sl.delete(2.0, &big));
+        assert!(sl.heap_bytes() + 19_000 <= with_big);
+        let again = sl.insert(0.5, vec![9u8; 30_000]);
+        assert_eq!(again, key, "the freed page is reused");
+        assert_eq!(sl.rank(0.5, &[9u8; 30_000]), Some(0));
+        sl.check_invariants();
+    }
+
+    #[test]
+    fn handles_stay_valid_across_score_updates() {
+        let mut sl = SkipList::with_seed(5);
+        let keys: Vec<NodeKey> = (0..200u32)
+            .map(|i| sl.insert(f64::from(i), i.to_be_bytes()))
+            .collect();
+        for (i, &k) in keys.iter().enumerate().step_by(7) {
+            let m = (i as u32).to_be_bytes();
+            assert!(sl.update_score(i as f64, &m, -(i as f64)));
+            assert_eq!(sl.member_of(k), &m);
+            assert_eq!(sl.score_of(k), -(i as f64));
+        }
         sl.check_invariants();
     }
 

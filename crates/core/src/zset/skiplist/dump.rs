@@ -68,7 +68,7 @@ impl SkipList {
                     let node = self.node(id);
                     DumpNode {
                         member: self.member(id).to_vec(),
-                        score: node.score,
+                        score: node.score(),
                         levels: levels_of(id, node.height()),
                         backward: node.backward().map(|b| place[&b]),
                     }
@@ -87,7 +87,7 @@ mod tests {
     fn a_dump_is_the_list_with_its_spans_and_backward_chain() {
         let mut list = SkipList::with_seed(7);
         for (i, m) in ["a", "b", "c", "d", "e", "f", "g", "h"].iter().enumerate() {
-            list.insert(i as f64, m.as_bytes().to_vec());
+            list.insert(i as f64, m.as_bytes());
         }
         let d = list.dump();
         assert_eq!(d.length, 8);
