@@ -79,11 +79,7 @@ impl Zsl {
     /// level, follow a link while it does not pass the target, adding its span;
     /// drop a level otherwise. Returns the steps as text, the 1-based rank, and
     /// the links followed as `(level, from, to)` (from None: the header).
-    pub fn walk_links(
-        &self,
-        score: f64,
-        member: &str,
-    ) -> (Vec<String>, u64, Vec<(usize, Option<usize>, usize)>) {
+    pub fn walk_links(&self, score: f64, member: &str) -> (Vec<String>, u64, Vec<WalkedLink>) {
         let mut at: Option<usize> = None;
         let mut rank = 0;
         let mut steps = Vec::new();
@@ -220,3 +216,6 @@ impl Zsl {
         out
     }
 }
+
+/// One link a rank walk followed: `(level, from, to)`, `from` None for the header.
+pub type WalkedLink = (usize, Option<usize>, usize);
