@@ -228,6 +228,15 @@ mod tests {
     }
 
     #[test]
+    fn literals_and_back_references() {
+        // "abcabcabc": 3 literals, then a reference of 6 bytes, 3 back.
+        let data = [0x02, b'a', b'b', b'c', 0x80, 0x02];
+        assert_eq!(decompress(&data, 9).as_deref(), Some(&b"abcabcabc"[..]));
+        assert_eq!(decompress(&data, 8), None);
+        assert_eq!(decompress(&[0x80, 0x00], 4), None);
+    }
+
+    #[test]
     fn known_redis_output() {
         // DUMP of SET k (a x 100) on Redis 8.6.3 holds this LZF blob: "aa" as
         // a literal run (position 0 is never referenced), 96 bytes copied from

@@ -138,10 +138,16 @@ pub fn dump_payload(value: &crate::keyspace::Value, compress: bool) -> Vec<u8> {
     let mut out = Vec::new();
     write::save_object_type(&mut out, value);
     write::save_object(&mut out, value, compress);
-    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
-    let crc = crc64::crc64(0, &out);
-    out.extend_from_slice(&crc.to_le_bytes());
+    seal_payload(&mut out);
     out
+}
+
+/// The footer of every DUMP payload (values and FUNCTION DUMP): the RDB version
+/// (2 bytes, little endian) and the CRC64 of everything before it.
+pub fn seal_payload(out: &mut Vec<u8>) {
+    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    let crc = crc64::crc64(0, out);
+    out.extend_from_slice(&crc.to_le_bytes());
 }
 
 /// `verifyDumpPayload`: at least the 10-byte footer, a version no newer than

@@ -366,15 +366,15 @@ impl Functions {
     /// FUNCTION RESTORE: the libraries of a DUMP payload, added by `policy`.
     /// The error is the message to send after `ERR `.
     pub fn restore(&mut self, payload: &[u8], policy: RestorePolicy) -> Result<(), String> {
-        if rdb::verify_payload(payload).is_none() {
+        if !rdb::verify_payload(payload) {
             return Err("DUMP payload version or checksum are wrong".into());
         }
         // The payload's libraries are created in a scratch registry (in the
         // same Lua state), then joined.
         let mut scratch = Registry::default();
         let mut r = rdb::Reader::new(payload);
-        while payload.len() - r.pos > 10 {
-            let Some(kind) = r.byte() else {
+        while r.remaining() > 10 {
+            let Ok(kind) = r.byte() else {
                 return Err("can not read data type".into());
             };
             if kind == rdb::OPCODE_FUNCTION_PRE_GA {
@@ -383,7 +383,7 @@ impl Functions {
             if kind != rdb::OPCODE_FUNCTION2 {
                 return Err("given type is not a function".into());
             }
-            let Some(code) = r.string() else {
+            let Ok(code) = r.string() else {
                 return Err("Failed loading library payload".into());
             };
             create(&self.vm, &self.watch, &mut scratch, &code, false, None)?;
