@@ -137,13 +137,17 @@ impl RawRedis {
     }
 }
 
-/// Reads one whole RESP2/RESP3 reply, appending its bytes to `out`.
-fn read_reply(r: &mut BufReader<TcpStream>, out: &mut Vec<u8>) -> std::io::Result<()> {
+/// Reads one whole RESP2/RESP3 reply, appending its bytes to `out` (an error
+/// when the server closed the connection).
+pub fn read_reply(r: &mut BufReader<TcpStream>, out: &mut Vec<u8>) -> std::io::Result<()> {
     let start = out.len();
     r.read_until(b'\n', out)?;
     let line = String::from_utf8_lossy(&out[start..])
         .trim_end()
         .to_string();
+    if line.is_empty() {
+        return Err(std::io::Error::other("connection closed"));
+    }
     let (kind, rest) = line.split_at(1);
     let n: i64 = rest.parse().unwrap_or(0);
     match kind {

@@ -11,7 +11,7 @@
 //! happen lazily, at the same command on both; a TTL is either 1 ms (the stream
 //! sleeps past it) or far in the future.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
@@ -19,44 +19,11 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use redislab_harness::servers::redis::{self as redissrv, RedisServer};
-use redislab_harness::testing::{encode_command, redis_for_test, RawRedis};
+use redislab_harness::testing::{encode_command, read_reply, redis_for_test, RawRedis};
 use redislab_listener::CoreListener;
 
 fn argv(parts: &[&str]) -> Vec<Vec<u8>> {
     parts.iter().map(|s| s.as_bytes().to_vec()).collect()
-}
-
-/// Reads one whole RESP2/RESP3 reply, appending its bytes to `out`.
-fn read_reply(r: &mut BufReader<TcpStream>, out: &mut Vec<u8>) -> std::io::Result<()> {
-    let start = out.len();
-    r.read_until(b'\n', out)?;
-    let line = String::from_utf8_lossy(&out[start..])
-        .trim_end()
-        .to_string();
-    if line.is_empty() {
-        return Err(std::io::Error::other("connection closed"));
-    }
-    let (kind, rest) = line.split_at(1);
-    let n: i64 = rest.parse().unwrap_or(0);
-    match kind {
-        "$" | "=" | "!" if n >= 0 => {
-            let mut body = vec![0u8; n as usize + 2];
-            r.read_exact(&mut body)?;
-            out.extend_from_slice(&body);
-        }
-        "*" | "~" | ">" => {
-            for _ in 0..n.max(0) {
-                read_reply(r, out)?;
-            }
-        }
-        "%" => {
-            for _ in 0..n.max(0) * 2 {
-                read_reply(r, out)?;
-            }
-        }
-        _ => {}
-    }
-    Ok(())
 }
 
 /// A connection in subscribed mode.
