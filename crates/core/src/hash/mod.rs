@@ -344,22 +344,8 @@ impl Hash {
             ),
             Repr::Table { .. } => return,
         };
-        let mut dict = Dict::new();
-        dict.expand(items.len());
-        let mut alloc = 0;
-        for (field, value, ttl) in items {
-            let layout = Layout::new(field.len(), &value, ttl != 0);
-            alloc += layout.mem_usage(field.len());
-            let expire = (ttl != 0).then_some(ttl);
-            dict.add(
-                field,
-                Entry {
-                    value,
-                    layout,
-                    expire,
-                },
-            );
-        }
+        let presize = items.len();
+        let (dict, alloc) = table_of(items, presize);
         self.repr = Repr::Table {
             dict,
             alloc,
@@ -950,24 +936,7 @@ impl Hash {
                 }
             }
             Loaded::Table { hfe } => {
-                let mut dict = Dict::new();
-                if presize > 0 {
-                    dict.expand(presize);
-                }
-                let mut alloc = 0;
-                for (field, value, ttl) in items {
-                    let layout = Layout::new(field.len(), &value, ttl != 0);
-                    alloc += layout.mem_usage(field.len());
-                    let expire = (ttl != 0).then_some(ttl);
-                    dict.add(
-                        field,
-                        Entry {
-                            value,
-                            layout,
-                            expire,
-                        },
-                    );
-                }
+                let (dict, alloc) = table_of(items, presize);
                 Hash {
                     repr: Repr::Table {
                         dict,
@@ -1054,6 +1023,31 @@ impl Hash {
             }
         }
     }
+}
+
+/// A dict-encoded hash's table from `(field, value, ttl)` triples (a TTL of 0:
+/// none), presized for `presize` fields (0: not presized), and the bytes its
+/// entries account for in MEMORY USAGE.
+fn table_of(items: Vec<(Vec<u8>, Vec<u8>, u64)>, presize: usize) -> (Dict<Entry>, usize) {
+    let mut dict = Dict::new();
+    if presize > 0 {
+        dict.expand(presize);
+    }
+    let mut alloc = 0;
+    for (field, value, ttl) in items {
+        let layout = Layout::new(field.len(), &value, ttl != 0);
+        alloc += layout.mem_usage(field.len());
+        let expire = (ttl != 0).then_some(ttl);
+        dict.add(
+            field,
+            Entry {
+                value,
+                layout,
+                expire,
+            },
+        );
+    }
+    (dict, alloc)
 }
 
 #[cfg(test)]
