@@ -135,6 +135,18 @@ impl RawRedis {
         read_reply(&mut self.reader, &mut reply)?;
         Ok(reply)
     }
+
+    /// Sends one command without waiting for its reply.
+    pub fn send_only(&mut self, argv: &[Vec<u8>]) -> std::io::Result<()> {
+        self.writer.write_all(&encode_command(argv))
+    }
+
+    /// Reads the next reply, as text.
+    pub fn read_one(&mut self) -> std::io::Result<String> {
+        let mut reply = Vec::new();
+        read_reply(&mut self.reader, &mut reply)?;
+        Ok(String::from_utf8_lossy(&reply).into_owned())
+    }
 }
 
 /// Reads one whole RESP2/RESP3 reply, appending its bytes to `out` (an error

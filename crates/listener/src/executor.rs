@@ -22,8 +22,9 @@
 //!   clients.
 //! * **Busy scripts.** While a script runs longer than `busy-reply-threshold`,
 //!   the core calls back here ([`busy_handler`]): other clients' commands get
-//!   the core's answer ([`BusyState::answer`]: `-BUSY`, SCRIPT KILL or
-//!   FUNCTION KILL of a script that has not written, FUNCTION STATS);
+//!   the core's answer ([`BusyContext::answer`]: `-BUSY`, SCRIPT KILL or
+//!   FUNCTION KILL of a script that has not written, FUNCTION STATS, and the
+//!   `allow-busy` commands such as MULTI and WATCH run as usual);
 //!   SHUTDOWN NOSAVE stops the server.
 
 use std::collections::{HashMap, VecDeque};
@@ -34,7 +35,7 @@ use std::time::{Duration, Instant};
 use redislab_core::reply::Reply;
 use redislab_core::server::config::ClientClass;
 use redislab_core::server::{
-    Blocked, BusyState, BusyVerdict, ClientId, ClientKind, ConnectInfo, Outcome,
+    Blocked, BusyContext, BusyVerdict, ClientId, ClientKind, ConnectInfo, Outcome,
     ACTIVE_EXPIRE_PERIOD,
 };
 use redislab_core::Server;
@@ -609,7 +610,7 @@ fn busy_handler(
     deferred: Arc<Mutex<VecDeque<Job>>>,
     stop: Arc<AtomicBool>,
 ) -> redislab_core::server::BusyHandler {
-    Box::new(move |state: &BusyState| {
+    Box::new(move |ctx: &mut BusyContext| {
         let mut verdict = BusyVerdict::Continue;
         loop {
             let job = match lock(&jobs).try_recv() {
@@ -627,7 +628,7 @@ fn busy_handler(
                 lock(&deferred).push_back(job);
                 continue;
             };
-            if id == state.client {
+            if id == ctx.state().client {
                 lock(&deferred).push_back(Job::Run { id, requests, conn });
                 continue;
             }
@@ -647,11 +648,10 @@ fn busy_handler(
                         close = true;
                         break;
                     }
-                    // SCRIPT KILL, FUNCTION KILL, FUNCTION STATS, or -BUSY.
+                    // SCRIPT KILL, FUNCTION KILL, FUNCTION STATS, an
+                    // allow-busy command (MULTI, WATCH, ...), or -BUSY.
                     _ => {
-                        let (reply, v) = state.answer(argv);
-                        out.extend_from_slice(&reply);
-                        if v == BusyVerdict::Kill {
+                        if ctx.answer(id, argv, &mut out) == BusyVerdict::Kill {
                             verdict = BusyVerdict::Kill;
                         }
                     }

@@ -227,3 +227,54 @@ fn a_library_that_loops_at_load_time_is_stopped() {
     assert_eq!(c.call(&["FUNCTION", "LIST"]), "*0\r\n");
     assert_eq!(c.call(&["PING"]), "+PONG\r\n");
 }
+
+/// Redis's multi.tcl "MULTI/EXEC and script timeout": while a script is busy,
+/// MULTI (allow-busy) still runs, a command that gets -BUSY makes the
+/// transaction fail at EXEC, and an EXEC refused with -BUSY discards its
+/// transaction (the client is out of MULTI afterwards). Before, the listener
+/// answered every command -BUSY without the core, so MULTI never started and
+/// the later EXEC said "EXEC without MULTI".
+#[test]
+fn a_transaction_met_by_a_busy_script_never_runs_half_way() {
+    let listener = CoreListener::start(0).unwrap();
+    let mut admin = Raw::to(&listener);
+    assert_eq!(
+        admin.call(&["CONFIG", "SET", "busy-reply-threshold", "50"]),
+        "+OK\r\n"
+    );
+    assert_eq!(admin.call(&["SET", "xx", "1"]), "+OK\r\n");
+    let mut runner = Raw::to(&listener);
+    let mut tx = Raw::to(&listener);
+    assert_eq!(tx.call(&["PING"]), "+PONG\r\n");
+
+    // MULTI during the script, a refused INCR, then EXEC after the kill.
+    runner.send(&["EVAL", "while true do end", "0"]);
+    assert_eq!(until_busy(&mut admin), BUSY_EVAL);
+    assert_eq!(tx.call(&["MULTI"]), "+OK\r\n");
+    assert_eq!(tx.call(&["INCR", "xx"]), BUSY_EVAL);
+    assert_eq!(admin.call(&["SCRIPT", "KILL"]), "+OK\r\n");
+    assert!(runner.reply().starts_with("-ERR Script killed"));
+    assert_eq!(tx.call(&["INCR", "xx"]), "+QUEUED\r\n");
+    assert_eq!(
+        tx.call(&["EXEC"]),
+        "-EXECABORT Transaction discarded because of previous errors.\r\n"
+    );
+    assert_eq!(admin.call(&["GET", "xx"]), "$1\r\n1\r\n");
+
+    // A transaction queued before the script, EXEC during it.
+    assert_eq!(tx.call(&["MULTI"]), "+OK\r\n");
+    assert_eq!(tx.call(&["INCR", "xx"]), "+QUEUED\r\n");
+    runner.send(&["EVAL", "while true do end", "0"]);
+    assert_eq!(until_busy(&mut admin), BUSY_EVAL);
+    assert_eq!(
+        tx.call(&["EXEC"]),
+        format!(
+            "-EXECABORT Transaction discarded because of: {}",
+            &BUSY_EVAL[1..]
+        )
+    );
+    assert_eq!(admin.call(&["SCRIPT", "KILL"]), "+OK\r\n");
+    assert!(runner.reply().starts_with("-ERR Script killed"));
+    assert_eq!(tx.call(&["PING", "asdf"]), "$4\r\nasdf\r\n");
+    assert_eq!(admin.call(&["GET", "xx"]), "$1\r\n1\r\n");
+}

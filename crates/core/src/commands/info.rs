@@ -156,12 +156,7 @@ fn memory(s: &Server, f: &mut Fields) {
     for (k, v) in super::scripting::info_memory(s) {
         f.add(k, v);
     }
-    let max = s
-        .config
-        .others
-        .get("maxmemory")
-        .and_then(|m| crate::server::config::parse_memory(m))
-        .unwrap_or(0);
+    let max = s.config.maxmemory;
     f.add("maxmemory", max);
     f.add("maxmemory_human", human_bytes(max as u64));
     f.add(

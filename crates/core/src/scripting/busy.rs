@@ -28,13 +28,21 @@
 //! every call, and the sandbox's `pcall`/`xpcall`/`coroutine.resume` re-raise
 //! it instead of returning it.
 //!
-//! Differences: the replies are built in RESP2 (the handler does not know the
-//! other client's protocol; FUNCTION STATS's maps come out as flat arrays).
+//! Every other request goes through the server's own `processCommand`
+//! ([`BusyContext::answer`]): commands flagged `allow-busy` (MULTI, DISCARD,
+//! WATCH, UNWATCH, HELLO, AUTH, RESET) run, any other is refused with `-BUSY`
+//! like Redis's `rejectCommand`, which also makes a MULTI in progress fail at
+//! EXEC, and an EXEC itself discards its transaction
+//! (`EXECABORT ... because of: BUSY ...`). The hook reaches the server through
+//! a raw pointer the script run leaves in the watch ([`ServerPtr`]): the script
+//! holds the server for as long as it runs, but between two Lua instructions no
+//! Rust code is using it, which is exactly when the hook runs.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::reply::{Protocol, Reply};
+use crate::Server;
 
 /// What the handler is told about the running script.
 #[derive(Clone, Debug)]
@@ -66,7 +74,48 @@ pub enum BusyVerdict {
 }
 
 /// Reads and answers other clients' requests while a script is busy.
-pub type BusyHandler = Box<dyn FnMut(&BusyState) -> BusyVerdict + Send>;
+pub type BusyHandler = Box<dyn FnMut(&mut BusyContext) -> BusyVerdict + Send>;
+
+/// The server a running script belongs to, left in the watch for the hook.
+#[derive(Clone, Copy)]
+pub(crate) struct ServerPtr(pub(crate) *mut Server);
+
+// SAFETY: the pointer is only followed on the thread that runs the script,
+// inside the Lua hook, while the script's own Rust code is not running.
+unsafe impl Send for ServerPtr {}
+
+/// What the busy handler works with: the running script's state and the
+/// server, to answer other clients' requests.
+pub struct BusyContext<'a> {
+    state: &'a BusyState,
+    server: Option<&'a mut Server>,
+}
+
+impl BusyContext<'_> {
+    pub fn state(&self) -> &BusyState {
+        self.state
+    }
+
+    /// Answers one request of another client while the script is busy,
+    /// appending the reply to `out` in that client's protocol, and says whether
+    /// it kills the script. SHUTDOWN NOSAVE and QUIT are the transport's.
+    pub fn answer(&mut self, client: u64, argv: &[Vec<u8>], out: &mut Vec<u8>) -> BusyVerdict {
+        let protocol = self
+            .server
+            .as_ref()
+            .and_then(|s| s.client_protocol(client))
+            .unwrap_or(Protocol::Resp2);
+        if let Some((reply, verdict)) = self.state.answer_itself(argv) {
+            reply.encode(out, protocol);
+            return verdict;
+        }
+        match self.server.as_mut() {
+            Some(server) => server.call_while_busy(client, argv, self.state.busy_error(), out),
+            None => Reply::error(self.state.busy_error()).encode(out, protocol),
+        }
+        BusyVerdict::Continue
+    }
+}
 
 /// The error a killed script ends with (Redis's wording for both kinds).
 pub const KILLED: &str = "ERR Script killed by user with SCRIPT KILL...";
@@ -93,21 +142,22 @@ impl BusyState {
         }
     }
 
-    /// The reply to one request from another client while the script is busy,
-    /// and whether it kills the script. SHUTDOWN and QUIT are the transport's.
-    pub fn answer(&self, argv: &[Vec<u8>]) -> (Vec<u8>, BusyVerdict) {
+    /// The requests the script's own state answers while it is busy (SCRIPT
+    /// KILL, FUNCTION KILL, FUNCTION STATS), with whether the script dies.
+    fn answer_itself(&self, argv: &[Vec<u8>]) -> Option<(Reply, BusyVerdict)> {
         let word = |i: usize| argv.get(i).map(|a| a.to_ascii_lowercase());
-        let reply = match (word(0).as_deref(), word(1).as_deref(), argv.len()) {
-            (Some(b"script"), Some(b"kill"), 2) => return self.kill(true),
-            (Some(b"function"), Some(b"kill"), 2) => return self.kill(false),
-            (Some(b"function"), Some(b"stats"), 2) => self.function_stats(),
-            _ => Reply::error(self.busy_error()),
-        };
-        (encode(&reply), BusyVerdict::Continue)
+        match (word(0).as_deref(), word(1).as_deref(), argv.len()) {
+            (Some(b"script"), Some(b"kill"), 2) => Some(self.kill(true)),
+            (Some(b"function"), Some(b"kill"), 2) => Some(self.kill(false)),
+            (Some(b"function"), Some(b"stats"), 2) => {
+                Some((self.function_stats(), BusyVerdict::Continue))
+            }
+            _ => None,
+        }
     }
 
     /// `scriptKill`: SCRIPT KILL (`eval`) or FUNCTION KILL.
-    fn kill(&self, eval: bool) -> (Vec<u8>, BusyVerdict) {
+    fn kill(&self, eval: bool) -> (Reply, BusyVerdict) {
         let refusal = if self.wrote {
             Some(UNKILLABLE)
         } else if eval && !self.eval {
@@ -118,8 +168,8 @@ impl BusyState {
             None
         };
         match refusal {
-            Some(e) => (encode(&Reply::error(e)), BusyVerdict::Continue),
-            None => (encode(&Reply::ok()), BusyVerdict::Kill),
+            Some(e) => (Reply::error(e), BusyVerdict::Continue),
+            None => (Reply::ok(), BusyVerdict::Kill),
         }
     }
 
@@ -166,12 +216,6 @@ pub fn stats_reply(running: Reply, libraries: usize, functions: usize) -> Reply 
     ])
 }
 
-fn encode(reply: &Reply) -> Vec<u8> {
-    let mut out = Vec::new();
-    reply.encode(&mut out, Protocol::Resp2);
-    out
-}
-
 /// What is running in the Lua states, if anything.
 #[derive(Default)]
 enum Activity {
@@ -193,6 +237,8 @@ pub struct ScriptWatch {
     /// later hook call and protected call raises again.
     aborting: Option<&'static str>,
     handler: Option<BusyHandler>,
+    /// The running script's server, for the handler (see [`ServerPtr`]).
+    server: Option<ServerPtr>,
     /// DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call `noscript` commands.
     pub deny_scripts_disabled: bool,
 }
@@ -208,6 +254,7 @@ pub struct RunInfo {
     pub command: Vec<Vec<u8>>,
     pub libraries: usize,
     pub functions: usize,
+    pub(crate) server: Option<ServerPtr>,
 }
 
 impl ScriptWatch {
@@ -224,6 +271,7 @@ impl ScriptWatch {
         self.threshold = Duration::from_millis(run.threshold_ms.max(0) as u64);
         self.timed_out = false;
         self.aborting = None;
+        self.server = run.server;
         self.activity = Activity::Running {
             started: Instant::now(),
             state: BusyState {
@@ -248,6 +296,7 @@ impl ScriptWatch {
     }
 
     pub fn end(&mut self) {
+        self.server = None;
         self.activity = Activity::Idle;
         self.aborting = None;
     }
@@ -289,35 +338,43 @@ impl ScriptWatch {
         self.aborting
     }
 
-    /// Called by the Lua hook: `Err` aborts the script with that error text.
-    pub fn check(&mut self) -> Result<(), &'static str> {
+    /// The hook's first half: `Err` aborts the script with that error text;
+    /// `Some` means the script is busy and the handler must run (it is taken
+    /// out, with the state and the server, so the watch's lock can be released).
+    fn poll(&mut self) -> Result<Option<PendingCall>, &'static str> {
         if let Some(e) = self.aborting {
             return Err(e);
         }
-        let verdict = match &mut self.activity {
-            Activity::Idle => return Ok(()),
+        match &mut self.activity {
+            Activity::Idle => Ok(None),
             Activity::Loading { deadline } => {
                 if deadline.is_some_and(|d| Instant::now() > d) {
                     self.aborting = Some(LOAD_TIMED_OUT);
                     return Err(LOAD_TIMED_OUT);
                 }
-                return Ok(());
+                Ok(None)
             }
             Activity::Running { started, state } => {
                 let elapsed = started.elapsed();
                 // Redis installs no hook with a zero threshold: such a script
                 // is never busy (and cannot be killed).
                 if self.threshold.is_zero() || elapsed < self.threshold {
-                    return Ok(());
+                    return Ok(None);
                 }
                 self.timed_out = true;
                 state.elapsed = elapsed;
-                match self.handler.as_mut() {
-                    Some(h) => h(state),
-                    None => BusyVerdict::Continue,
-                }
+                let state = state.clone();
+                Ok(self
+                    .handler
+                    .take()
+                    .map(|handler| (handler, state, self.server)))
             }
-        };
+        }
+    }
+
+    /// The hook's second half: the handler goes back, its verdict is obeyed.
+    fn obey(&mut self, handler: BusyHandler, verdict: BusyVerdict) -> Result<(), &'static str> {
+        self.handler.get_or_insert(handler);
         match verdict {
             BusyVerdict::Kill | BusyVerdict::Shutdown => {
                 self.aborting = Some(KILLED);
@@ -326,6 +383,44 @@ impl ScriptWatch {
             BusyVerdict::Continue => Ok(()),
         }
     }
+
+    /// The hook without a server (unit tests of the watch alone).
+    #[cfg(test)]
+    fn check(&mut self) -> Result<(), &'static str> {
+        let Some((mut handler, state, _)) = self.poll()? else {
+            return Ok(());
+        };
+        let verdict = handler(&mut BusyContext {
+            state: &state,
+            server: None,
+        });
+        self.obey(handler, verdict)
+    }
+}
+
+/// The handler taken out of the watch for one call, with what it works on.
+type PendingCall = (BusyHandler, BusyState, Option<ServerPtr>);
+
+/// Called by the Lua hook every 100,000 instructions: `Err` aborts the script
+/// with that error text. The watch is unlocked while the handler runs, since
+/// the commands it answers may look at the watch themselves.
+pub fn on_hook(watch: &SharedWatch) -> Result<(), &'static str> {
+    let Some((mut handler, state, server)) = lock(watch).poll()? else {
+        return Ok(());
+    };
+    let verdict = handler(&mut BusyContext {
+        state: &state,
+        // SAFETY: see `ServerPtr`: the script that holds the server is between
+        // two Lua instructions, so nothing else uses it until this returns.
+        server: server.map(|p| unsafe { &mut *p.0 }),
+    });
+    lock(watch).obey(handler, verdict)
+}
+
+fn lock(watch: &SharedWatch) -> std::sync::MutexGuard<'_, ScriptWatch> {
+    watch
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]
@@ -353,42 +448,53 @@ mod tests {
         (String::from_utf8(answer.0).unwrap(), answer.1)
     }
 
+    /// What the handler answers without a server (RESP2).
+    fn answer(state: &BusyState, argv: &[Vec<u8>]) -> (Vec<u8>, BusyVerdict) {
+        let mut out = Vec::new();
+        let mut ctx = BusyContext {
+            state,
+            server: None,
+        };
+        let verdict = ctx.answer(7, argv, &mut out);
+        (out, verdict)
+    }
+
     #[test]
     fn each_kill_only_stops_its_own_kind() {
         let eval = state(true, false);
         let func = state(false, false);
         assert_eq!(
-            text(eval.answer(&argv(&["SCRIPT", "KILL"]))),
+            text(answer(&eval, &argv(&["SCRIPT", "KILL"]))),
             ("+OK\r\n".into(), BusyVerdict::Kill)
         );
         assert_eq!(
-            text(eval.answer(&argv(&["function", "kill"]))),
+            text(answer(&eval, &argv(&["function", "kill"]))),
             (format!("-{BUSY_EVAL}\r\n"), BusyVerdict::Continue)
         );
         assert_eq!(
-            text(func.answer(&argv(&["FUNCTION", "KILL"]))),
+            text(answer(&func, &argv(&["FUNCTION", "KILL"]))),
             ("+OK\r\n".into(), BusyVerdict::Kill)
         );
         assert_eq!(
-            text(func.answer(&argv(&["script", "kill"]))),
+            text(answer(&func, &argv(&["script", "kill"]))),
             (format!("-{BUSY_FUNCTION}\r\n"), BusyVerdict::Continue)
         );
-        let (t, v) = text(state(false, true).answer(&argv(&["function", "kill"])));
+        let (t, v) = text(answer(&state(false, true), &argv(&["function", "kill"])));
         assert!(t.starts_with("-UNKILLABLE Sorry"), "{t}");
         assert_eq!(v, BusyVerdict::Continue);
         assert_eq!(
-            text(func.answer(&argv(&["PING"]))).0,
+            text(answer(&func, &argv(&["PING"]))).0,
             format!("-{BUSY_FUNCTION}\r\n")
         );
     }
 
     #[test]
     fn function_stats_while_busy() {
-        let (t, _) = text(state(false, false).answer(&argv(&["FUNCTION", "STATS"])));
+        let (t, _) = text(answer(&state(false, false), &argv(&["FUNCTION", "STATS"])));
         assert!(t.starts_with("*4\r\n$14\r\nrunning_script\r\n*6\r\n$4\r\nname\r\n$1\r\nf\r\n"));
         assert!(t.contains("$11\r\nduration_ms\r\n:42\r\n"), "{t}");
         assert!(t.ends_with("$15\r\nfunctions_count\r\n:2\r\n"), "{t}");
-        let (t, _) = text(state(true, false).answer(&argv(&["FUNCTION", "STATS"])));
+        let (t, _) = text(answer(&state(true, false), &argv(&["FUNCTION", "STATS"])));
         assert_eq!(t, format!("-{BUSY_EVAL}\r\n"));
     }
 
@@ -404,6 +510,7 @@ mod tests {
             command: vec![],
             libraries: 0,
             functions: 0,
+            server: None,
         });
         std::thread::sleep(Duration::from_millis(2));
         assert_eq!(w.check(), Err(KILLED));
@@ -425,6 +532,7 @@ mod tests {
             command: vec![],
             libraries: 0,
             functions: 0,
+            server: None,
         });
         assert_eq!(w.check(), Ok(()));
         assert!(!w.timed_out());

@@ -15,7 +15,7 @@
 
 use mlua::{Function, Value};
 
-use super::busy::RunInfo;
+use super::busy::{self, RunInfo};
 use super::clock::Freeze;
 use super::convert::{self, Tally};
 use super::vm::Vm;
@@ -49,22 +49,6 @@ struct Gate {
     wrote: bool,
 }
 
-/// `maxmemory` in bytes (0: no limit).
-pub(crate) fn maxmemory(s: &Server) -> i64 {
-    s.config
-        .others
-        .get("maxmemory")
-        .and_then(|v| crate::server::config::parse_memory(v))
-        .unwrap_or(0)
-}
-
-/// Whether the server is over `maxmemory` (Redis's eviction would fail: the
-/// core evicts nothing).
-pub(crate) fn over_maxmemory(s: &Server) -> bool {
-    let max = maxmemory(s);
-    max > 0 && s.used_memory() as i64 > max
-}
-
 /// `checkGoodReplicasStatus`: with `min-replicas-to-write` set, writes need
 /// that many replicas, and the core has none.
 pub(crate) fn good_replicas(s: &Server) -> bool {
@@ -95,7 +79,7 @@ fn prepare(s: &Server, flags: ScriptFlags, ro: bool) -> Result<(), Reply> {
             return Err(Reply::error(NOREPLICAS));
         }
     }
-    if over_maxmemory(s) && !flags.allow_oom && !flags.no_writes {
+    if s.over_maxmemory() && !flags.allow_oom && !flags.no_writes {
         return Err(Reply::error(
             "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'",
         ));
@@ -121,7 +105,7 @@ pub(crate) fn run(
     let mut gate = Gate {
         read_only: ro || (!target.flags.compat && target.flags.no_writes),
         allow_oom: !target.flags.compat && target.flags.allow_oom,
-        oom: over_maxmemory(s),
+        oom: s.over_maxmemory(),
         deny_disabled: s.lock_watch().deny_scripts_disabled,
         wrote: false,
     };
@@ -132,7 +116,14 @@ pub(crate) fn run(
     client.db = caller_db;
     let threshold = s.config.busy_reply_threshold;
     let caller = s.running_client();
-    s.lock_watch().begin(RunInfo {
+    // From here until `end`, the server is reached only through this pointer:
+    // by the script's calls, and by the busy hook between two Lua instructions
+    // (see `busy::ServerPtr`).
+    let sp: *mut Server = s;
+    // SAFETY (every `&mut *sp` below): `sp` comes from the `&mut Server` this
+    // function holds, which is not used until the script is over; the script's
+    // calls and the hook never overlap (the hook runs between instructions).
+    unsafe { &mut *sp }.lock_watch().begin(RunInfo {
         client: caller,
         threshold_ms: threshold,
         eval: target.eval,
@@ -140,13 +131,14 @@ pub(crate) fn run(
         command: argv.to_vec(),
         libraries: target.libraries,
         functions: target.functions,
+        server: Some(busy::ServerPtr(sp)),
     });
     let freeze = Freeze::now();
     let outcome = vm.call(&target.function, keys, args, &mut |call, resp3| {
-        script_call(s, &mut client, &mut gate, call, resp3)
+        script_call(unsafe { &mut *sp }, &mut client, &mut gate, call, resp3)
     });
     drop(freeze);
-    s.lock_watch().end();
+    unsafe { &mut *sp }.lock_watch().end();
     s.switch_db(caller_db);
     let (reply, tally) = match outcome {
         Ok(Ok(value)) => convert::lua_to_reply(&value, vm.resp3()),

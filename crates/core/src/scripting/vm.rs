@@ -241,7 +241,7 @@ impl Vm {
         let hook_watch = watch;
         lua.set_hook(
             mlua::HookTriggers::new().every_nth_instruction(100_000),
-            move |_, _| match lock(&hook_watch).check() {
+            move |_, _| match super::busy::on_hook(&hook_watch) {
                 Ok(()) => Ok(mlua::VmState::Continue),
                 Err(text) => Err(raise(text, false)),
             },

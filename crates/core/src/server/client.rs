@@ -94,6 +94,9 @@ pub struct MultiState {
     /// Every queued command is read-only (EXEC of such a transaction counts as a
     /// read in the stats and never needs the write path).
     pub has_writes: bool,
+    /// A queued command may grow memory (DENYOOM): over `maxmemory`, EXEC is
+    /// refused as that command would be (`mstate.cmd_flags`).
+    pub has_denyoom: bool,
 }
 
 /// A key this client WATCHes: its database, name and version at WATCH time.

@@ -45,6 +45,9 @@ pub struct Config {
     pub proto_max_bulk_len: i64,
     pub client_query_buffer_limit: i64,
     pub busy_reply_threshold: i64,
+    /// `maxmemory` in bytes (0: no limit). The core evicts nothing, so over it
+    /// commands flagged DENYOOM are refused, as under `noeviction`.
+    pub maxmemory: i64,
     pub output_limits: [OutputLimit; 3],
     pub maxclients: i64,
     pub timeout: i64,
@@ -82,6 +85,7 @@ impl Default for Config {
             proto_max_bulk_len: 512 * 1024 * 1024,
             client_query_buffer_limit: 1024 * 1024 * 1024,
             busy_reply_threshold: 5000,
+            maxmemory: 0,
             output_limits: [
                 OutputLimit {
                     hard: 0,
@@ -313,7 +317,7 @@ static PARAMS: &[Param] = &[
     fixed("daemonize", "no"),
     fixed("cluster-enabled", "no"),
     text("port", "6379"),
-    text("maxmemory", "0"),
+    int_param!("maxmemory", None, maxmemory, 0, LONG_MAX, true),
     text("maxmemory-policy", "noeviction"),
     text("maxmemory-samples", "5"),
     Param {

@@ -126,6 +126,9 @@ pub struct Server {
     /// The changes the running command reported (`server.dirty += n`).
     dirty_reported: Option<u64>,
     running_client: ClientId,
+    /// While a busy script lets other clients in ([`Server::call_while_busy`]):
+    /// the `-BUSY` error for every command that is not `allow-busy`.
+    busy_error: Option<&'static str>,
     shutdown_requested: bool,
     run_id: String,
     unblock_requests: Vec<(ClientId, bool)>,
@@ -143,7 +146,7 @@ pub struct Server {
     last_command: u32,
 }
 
-pub use crate::scripting::busy::{BusyHandler, BusyState, BusyVerdict};
+pub use crate::scripting::busy::{BusyContext, BusyHandler, BusyState, BusyVerdict};
 
 impl Default for Server {
     fn default() -> Server {
@@ -184,6 +187,7 @@ impl Server {
             dirty: 0,
             dirty_reported: None,
             running_client: 0,
+            busy_error: None,
             shutdown_requested: false,
             run_id: String::new(),
             unblock_requests: Vec::new(),
@@ -462,6 +466,42 @@ impl Server {
         }
     }
 
+    /// One request of another client while a script is busy (the hook's
+    /// handler, through [`crate::scripting::busy::BusyContext::answer`]):
+    /// processCommand refuses it with `busy_error` unless it is `allow-busy`.
+    /// What belongs to the script's own command (the selected database, the
+    /// running client, frames it sent itself) is put back afterwards.
+    pub(crate) fn call_while_busy(
+        &mut self,
+        id: ClientId,
+        argv: &[Vec<u8>],
+        busy_error: &'static str,
+        out: &mut Vec<u8>,
+    ) {
+        // A connection the transport has not registered yet (it connected
+        // during the script) can only be told to wait.
+        if !self.clients.contains_key(&id) {
+            Reply::error(busy_error).encode(out, crate::reply::Protocol::Resp2);
+            return;
+        }
+        let db = self.current_db;
+        let running = self.running_client;
+        let pushes = std::mem::take(&mut self.self_pushes);
+        let block = self.pending_block.take();
+        self.busy_error = Some(busy_error);
+        self.call_into(id, argv, out);
+        self.busy_error = None;
+        self.pending_block = block;
+        self.self_pushes = pushes;
+        self.running_client = running;
+        self.switch_db(db);
+    }
+
+    /// A connected client's protocol.
+    pub(crate) fn client_protocol(&self, id: ClientId) -> Option<crate::reply::Protocol> {
+        self.clients.get(&id).map(|c| c.protocol)
+    }
+
     /// Convenience for tests and in-process use: string arguments, on the
     /// server's own in-process client.
     pub fn cmd(&mut self, argv: &[&str]) -> Reply {
@@ -497,6 +537,17 @@ impl Server {
             let e = Reply::error("ERR Command not allowed inside a transaction");
             return self.reject(client, Some(fullname), e);
         }
+        // The maxmemory directive: the core evicts nothing, so over the limit a
+        // command that may grow memory is refused, and so is an EXEC whose
+        // queue holds one. Not while a busy script lets commands in.
+        if self.config.maxmemory > 0 && self.busy_error.is_none() {
+            let denyoom = spec.has(flags::DENYOOM)
+                || (fullname == "exec" && client.multi.as_ref().is_some_and(|m| m.has_denyoom));
+            if denyoom && self.over_maxmemory() {
+                let e = Reply::error("OOM command not allowed when used memory > 'maxmemory'.");
+                return self.reject(client, Some(fullname), e);
+            }
+        }
         if client.in_pubsub_mode()
             && client.protocol == crate::reply::Protocol::Resp2
             && !spec.has(flags::OK_SUBSCRIBED)
@@ -505,6 +556,12 @@ impl Server {
                 "ERR Can't execute '{fullname}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
             ));
             return self.reject(client, Some(fullname), e);
+        }
+        // A busy script lets other clients in only for `allow-busy` commands.
+        if let Some(e) = self.busy_error {
+            if !spec.has(flags::ALLOW_BUSY) {
+                return self.reject(client, Some(fullname), Reply::error(e));
+            }
         }
         if client.multi.is_some() && !spec.has(flags::TX_CONTROL) {
             return multi::queue(client, spec, argv);
@@ -528,6 +585,12 @@ impl Server {
         if let Some(name) = fullname {
             self.stats.command(name).rejected += 1;
         }
+        // A refused EXEC discards its transaction (`execCommandAbort`).
+        let error = if fullname == Some("exec") {
+            multi::exec_abort(self, client, &error)
+        } else {
+            error
+        };
         self.stats.count_error(&error);
         error
     }
@@ -778,6 +841,14 @@ impl Server {
     /// binary installs ([`Server::set_memory_probe`]), else 0.
     pub fn used_memory(&self) -> usize {
         self.memory_probe.map_or(0, |probe| probe())
+    }
+
+    /// Whether used memory is over `maxmemory`. Redis would evict first; the
+    /// core evicts nothing, so this is `performEvictions` failing under
+    /// `noeviction`.
+    pub(crate) fn over_maxmemory(&self) -> bool {
+        let max = self.config.maxmemory;
+        max > 0 && self.used_memory() as i64 > max
     }
 
     /// Installs what answers other clients while a script is busy (see

@@ -22,6 +22,7 @@ use crate::reply::Reply;
 pub(super) fn queue(client: &mut Client, spec: &CommandSpec, argv: &[Vec<u8>]) -> Reply {
     let m = client.multi.get_or_insert_with(MultiState::default);
     m.has_writes |= spec.has(flags::WRITE);
+    m.has_denyoom |= spec.has(flags::DENYOOM);
     m.queued.push(argv.to_vec());
     Reply::Status("QUEUED".into())
 }
@@ -72,6 +73,20 @@ pub fn discard(s: &mut Server, c: &mut Client, _: &Args) -> CmdResult {
     }
     unwatch_all(s, c);
     Ok(Reply::ok())
+}
+
+/// `execCommandAbort`: an EXEC refused before it could run (over maxmemory,
+/// busy script) discards the transaction and names the reason.
+pub(super) fn exec_abort(s: &mut Server, c: &mut Client, reason: &Reply) -> Reply {
+    c.multi = None;
+    unwatch_all(s, c);
+    let text = match reason {
+        Reply::Error(e) => e.as_str(),
+        _ => "",
+    };
+    Reply::Error(format!(
+        "EXECABORT Transaction discarded because of: {text}"
+    ))
 }
 
 pub fn watch(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
@@ -206,5 +221,57 @@ mod tests {
             s.call(a, &argv(&["EXEC"])),
             Reply::Array(vec![Reply::Status("PONG".into())])
         );
+    }
+
+    fn a_lot_of_memory() -> usize {
+        1 << 40
+    }
+
+    /// Over maxmemory (the core evicts nothing: `noeviction`), a DENYOOM
+    /// command is refused, inside MULTI too (the transaction then fails), an
+    /// EXEC whose queue holds one is refused and discarded, and a read-only
+    /// transaction or DISCARD still works (multi.tcl's OOM tests; before, the
+    /// core ignored maxmemory outside scripts).
+    #[test]
+    fn over_maxmemory_denyoom_commands_and_their_transactions_are_refused() {
+        let oom = "OOM command not allowed when used memory > 'maxmemory'.";
+        let mut s = Server::new();
+        s.set_memory_probe(a_lot_of_memory);
+        let a = s.connect(ConnectInfo::in_process());
+        s.call(a, &argv(&["SET", "x", "value"]));
+        s.call(a, &argv(&["CONFIG", "SET", "maxmemory", "1mb"]));
+        assert_eq!(s.call(a, &argv(&["SET", "y", "1"])), Reply::error(oom));
+        assert_eq!(s.call(a, &argv(&["GET", "x"])), Reply::bulk("value"));
+        assert_eq!(s.call(a, &argv(&["DEL", "x"])), Reply::Integer(1));
+        // A refused command makes the transaction fail.
+        s.call(a, &argv(&["MULTI"]));
+        assert_eq!(s.call(a, &argv(&["LPUSH", "l", "v"])), Reply::error(oom));
+        assert_eq!(s.call(a, &argv(&["DISCARD"])), Reply::ok());
+        // Queued before the limit, refused at EXEC, and the state is gone.
+        let admin = s.connect(ConnectInfo::in_process());
+        s.call(admin, &argv(&["CONFIG", "SET", "maxmemory", "0"]));
+        s.call(a, &argv(&["MULTI"]));
+        s.call(a, &argv(&["SET", "x", "1"]));
+        s.call(a, &argv(&["GET", "x"]));
+        s.call(admin, &argv(&["CONFIG", "SET", "maxmemory", "1"]));
+        assert_eq!(
+            s.call(a, &argv(&["EXEC"])),
+            Reply::error(format!("EXECABORT Transaction discarded because of: {oom}"))
+        );
+        assert_eq!(
+            s.call(a, &argv(&["EXEC"])),
+            Reply::error("ERR EXEC without MULTI")
+        );
+        // A read-only transaction runs.
+        s.call(a, &argv(&["MULTI"]));
+        s.call(a, &argv(&["GET", "x"]));
+        s.call(a, &argv(&["PING"]));
+        assert_eq!(
+            s.call(a, &argv(&["EXEC"])),
+            Reply::Array(vec![Reply::Nil, Reply::Status("PONG".into())])
+        );
+        // The refused EXEC counts as EXECABORT, as Redis's execCommandAbort.
+        assert_eq!(s.stats.errors.get("OOM"), Some(&2));
+        assert_eq!(s.stats.errors.get("EXECABORT"), Some(&1));
     }
 }
