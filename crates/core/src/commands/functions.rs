@@ -256,7 +256,8 @@ fn function_kill(_: &mut Server, _: &Args) -> CmdResult {
 }
 
 fn function_dump(s: &mut Server, _: &Args) -> CmdResult {
-    Ok(Reply::Bulk(engine(s)?.functions.dump()))
+    let compress = crate::rdb::Options::of(&s.config).compress;
+    Ok(Reply::Bulk(engine(s)?.functions.dump(compress)))
 }
 
 fn function_restore(s: &mut Server, a: &Args) -> CmdResult {

@@ -352,12 +352,13 @@ impl Functions {
         Reply::Array(out)
     }
 
-    /// FUNCTION DUMP: every library's code in Redis's payload format.
-    pub fn dump(&self) -> Vec<u8> {
+    /// FUNCTION DUMP: every library's code in Redis's payload format
+    /// (`compress`: `rdbcompression`).
+    pub fn dump(&self, compress: bool) -> Vec<u8> {
         let mut out = Vec::new();
         for lib in self.reg.libraries.values() {
             out.push(rdb::OPCODE_FUNCTION2);
-            rdb::save_string(&mut out, &lib.code);
+            rdb::save_string(&mut out, &lib.code, compress);
         }
         rdb::seal_payload(&mut out);
         out
@@ -512,7 +513,7 @@ mod tests {
         let mut f = functions();
         let code = "#!lua name=lib\nredis.register_function('f', function() return 1 end)";
         f.load(code.as_bytes(), false).unwrap();
-        let payload = f.dump();
+        let payload = f.dump(true);
         assert_eq!(
             f.restore(&payload, RestorePolicy::Append),
             Err("Library lib already exists".into())

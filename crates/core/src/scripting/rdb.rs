@@ -6,10 +6,9 @@
 //! the library's code as an RDB string; then the RDB version and the CRC64 footer
 //! that every DUMP payload carries.
 //!
-//! The code is written as Redis writes strings except that long strings are not
-//! LZF-compressed, which Redis's loader accepts: a core payload restores into
-//! Redis and a Redis payload into the core, but the bytes of a dump differ from
-//! Redis's for libraries longer than 20 bytes.
+//! The code is written as Redis's `rdbSaveRawString` writes strings: LZF
+//! compressed when longer than 20 bytes and `rdbcompression` is on, so a
+//! library's dump is byte for byte Redis's.
 
 pub use crate::rdb::read::Reader;
 pub use crate::rdb::{seal_payload, verify_payload};
@@ -17,10 +16,11 @@ pub use crate::rdb::{seal_payload, verify_payload};
 pub const OPCODE_FUNCTION2: u8 = 245;
 pub const OPCODE_FUNCTION_PRE_GA: u8 = 246;
 
-/// `rdbSaveRawString` without LZF: short canonical integers in an integer
-/// encoding, anything else with its length.
-pub fn save_string(out: &mut Vec<u8>, s: &[u8]) {
-    crate::rdb::write::save_raw_string(out, s, false);
+/// `rdbSaveRawString`: short canonical integers in an integer encoding, long
+/// strings LZF-compressed if `compress` (and if that saves space), anything
+/// else with its length.
+pub fn save_string(out: &mut Vec<u8>, s: &[u8], compress: bool) {
+    crate::rdb::write::save_raw_string(out, s, compress);
 }
 
 #[cfg(test)]
@@ -54,13 +54,13 @@ mod tests {
             &[b'y'; 20000],
         ] {
             let mut out = Vec::new();
-            save_string(&mut out, s);
+            save_string(&mut out, s, false);
             let mut r = Reader::new(&out);
             assert_eq!(r.string().ok().as_deref(), Some(s));
             assert_eq!(r.remaining(), 0);
         }
         let mut out = Vec::new();
-        save_string(&mut out, b"-5");
+        save_string(&mut out, b"-5", false);
         assert_eq!(out, [0xc0, 0xfb]);
     }
 }
