@@ -386,20 +386,23 @@ impl Keyspace {
 
     /// Counts a read lookup's outcome, when `counted`; a miss counted is also
     /// a `keymiss` event (Redis's rule for both is "a read lookup").
-    fn count(&mut self, counted: bool, found: bool, key: &[u8]) {
+    /// `quiet`: LOOKUP_NONOTIFY (OBJECT), a miss counted without the event.
+    fn count(&mut self, counted: bool, found: bool, key: &[u8], quiet: bool) {
         if counted {
             if found {
                 self.counters.hits += 1;
             } else {
                 self.counters.misses += 1;
-                self.notify(crate::server::notify::KEY_MISS, "keymiss", key);
+                if !quiet {
+                    self.notify(crate::server::notify::KEY_MISS, "keymiss", key);
+                }
             }
         }
     }
 
     fn read(&mut self, key: &[u8], touch: bool, counted: bool) -> Option<EntryRef> {
         let at = self.live(key);
-        self.count(counted, at.is_some(), key);
+        self.count(counted, at.is_some(), key, false);
         if touch {
             if let Some(at) = at {
                 self.touch_read(at);
@@ -458,7 +461,7 @@ impl Keyspace {
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Value> {
         let found = self.live(key);
         let counted = self.access.count_reads;
-        self.count(counted, found.is_some(), key);
+        self.count(counted, found.is_some(), key, false);
         let at = found?;
         self.watches.note(key);
         self.touch_write(at);
@@ -472,7 +475,7 @@ impl Keyspace {
     pub fn get_mut_quiet(&mut self, key: &[u8]) -> Option<&mut Value> {
         let found = self.live(key);
         let counted = self.access.count_reads;
-        self.count(counted, found.is_some(), key);
+        self.count(counted, found.is_some(), key, false);
         let at = found?;
         self.touch_write(at);
         Some(&mut self.entries.value_at_mut(at).value)
@@ -502,9 +505,21 @@ impl Keyspace {
     /// The LRU/LFU field of a live key, looked up without touching it (OBJECT
     /// IDLETIME / FREQ).
     pub fn lru_field(&mut self, key: &[u8]) -> Option<u32> {
-        let counted = self.access.count_reads;
-        let at = self.read(key, false, counted)?;
+        let at = self.object_read(key)?;
         Some(self.entries.value_at(at).lru)
+    }
+
+    /// OBJECT's `lookupKeyReadWithFlags(LOOKUP_NOTOUCH | LOOKUP_NONOTIFY)`:
+    /// the value untouched, a miss counted but no `keymiss` event.
+    pub fn object_lookup(&mut self, key: &[u8]) -> Option<&Value> {
+        let at = self.object_read(key)?;
+        Some(&self.entries.value_at(at).value)
+    }
+
+    fn object_read(&mut self, key: &[u8]) -> Option<EntryRef> {
+        let at = self.live(key);
+        self.count(self.access.count_reads, at.is_some(), key, true);
+        at
     }
 
     // ----- writes -----

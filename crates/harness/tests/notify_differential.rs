@@ -143,7 +143,12 @@ fn random_command(rng: &mut ChaCha8Rng) -> Vec<String> {
         34 => s(&["COPY", &k, &k2, "DB", "1", "REPLACE"]),
         35 => s(&["MOVE", &k, "1"]),
         36 => s(&["EXISTS", &k]),
-        37 => s(&["TYPE", &k]),
+        // OBJECT counts a miss but raises no keymiss event (LOOKUP_NONOTIFY).
+        37 => match rng.gen_range(0..3) {
+            0 => s(&["TYPE", &k]),
+            1 => s(&["OBJECT", "ENCODING", &k]),
+            _ => s(&["OBJECT", "REFCOUNT", &k]),
+        },
         38 => s(&["SELECT", pick(rng, &["0", "0", "1"])]),
         // lists
         39 => s(&["LPUSH", &k, &m, &v]),

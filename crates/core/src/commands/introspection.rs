@@ -158,7 +158,7 @@ fn memory_help(_: &mut Server, _: &Args) -> CmdResult {
 }
 
 fn object_encoding(s: &mut Server, a: &Args) -> CmdResult {
-    Ok(match s.keyspace.get_untouched(a.bytes(2)) {
+    Ok(match s.keyspace.object_lookup(a.bytes(2)) {
         None => Reply::Nil,
         Some(Value::Zset(z)) => Reply::bulk(z.encoding().name()),
         Some(Value::Hash(h)) => Reply::bulk(h.encoding_name()),
@@ -169,7 +169,7 @@ fn object_encoding(s: &mut Server, a: &Args) -> CmdResult {
 }
 
 fn object_refcount(s: &mut Server, a: &Args) -> CmdResult {
-    Ok(match s.keyspace.get_untouched(a.bytes(2)) {
+    Ok(match s.keyspace.object_lookup(a.bytes(2)) {
         None => Reply::Nil,
         Some(_) => Reply::Integer(1),
     })
