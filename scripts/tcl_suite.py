@@ -433,6 +433,8 @@ def main():
                          "CONFIG RESETSTAT and CONFIG GET * (see the gap notes); never a score")
     ap.add_argument("--from-logs", help="re-tally the runner logs under this directory (as --logdir "
                                         "of an earlier run) instead of running anything")
+    ap.add_argument("--enforce-target", action="store_true",
+                    help="with --floor: the ratio target fails the run too (not only reported)")
     ap.add_argument("--write-floor", help="write this run's core counts as the floor JSON "
                                           "(2%% margin per file for timing-sensitive tests)")
     ap.add_argument("--runner-arg", action="append", default=[], help="extra runner argument (both servers)")
@@ -639,10 +641,11 @@ def main():
         if a.min_overall is not None and (overall or 0) < a.min_overall:
             bad.append(f"overall {(overall or 0)*100:.1f}% < {a.min_overall*100:.0f}%")
         target = "FAIL" if bad else "PASS"
-        if floor is None:
+        if floor is None or (a.enforce_target and target == "FAIL"):
             verdict = target
+        reported = floor is not None and not a.enforce_target
         lines.append("")
-        lines.append(f"target{' (reported; the floor is enforced)' if floor is not None else ''}: {target}"
+        lines.append(f"target{' (reported; the floor is enforced)' if reported else ''}: {target}"
                      + ("".join("\n  below target: " + b for b in bad)))
     text = "\n".join(lines) + "\n"
     print(text, end="")
