@@ -481,6 +481,13 @@ impl Keyspace {
         Some(&mut self.entries.value_at_mut(at).value)
     }
 
+    /// The live value again, inside a command that already looked `key` up and
+    /// counted that lookup (HMGET's per-field pass): no hit or miss, no access.
+    pub fn get_mut_again(&mut self, key: &[u8]) -> Option<&mut Value> {
+        let at = self.live(key)?;
+        Some(&mut self.entries.value_at_mut(at).value)
+    }
+
     /// Whether `key` names a live key (a key past its deadline is deleted
     /// first). Not an access: no LRU/LFU change, no hit or miss.
     pub fn contains(&mut self, key: &[u8]) -> bool {

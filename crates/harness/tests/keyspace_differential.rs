@@ -645,6 +645,13 @@ fn step(both: &mut Both, rng: &mut ChaCha8Rng) {
             return;
         }
         90 => cmd = argv(&["OBJECT", "HELP"]),
+        // One lookup of the key whatever the number of fields: one hit or miss.
+        91..=92 => {
+            cmd = argv(&[b"HMGET".as_slice(), &k]);
+            for _ in 0..rng.gen_range(1..4) {
+                cmd.push(format!("f{}", rng.gen_range(0..300)).into_bytes());
+            }
+        }
         _ => {
             let c = argv(&[b"GET".as_slice(), &k]);
             cmd = c;

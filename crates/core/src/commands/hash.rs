@@ -391,7 +391,9 @@ pub fn hmget(s: &mut Server, a: &Args) -> CmdResult {
     let mut out = Vec::with_capacity(a.len() - 2);
     let (mut expired, mut notified, mut deleted) = (0, 0, false);
     for i in 2..a.len() {
-        let Some(hash) = lookup(s, key)? else {
+        // The key again (an expired last field may have deleted it), without
+        // counting a second lookup: Redis counts one hit for the command.
+        let Some(Value::Hash(hash)) = s.keyspace.get_mut_again(key) else {
             out.push(Reply::Nil);
             continue;
         };
