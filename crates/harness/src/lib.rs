@@ -31,6 +31,7 @@ pub mod check;
 pub mod claims;
 pub mod cluster;
 pub mod fmt;
+pub mod geo_load;
 pub mod inprocess;
 pub mod jobs;
 pub mod lab;

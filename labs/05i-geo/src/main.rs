@@ -22,7 +22,7 @@ use postgres::SimpleQueryMessage;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use redislab_core::geo::area;
-use redislab_harness::backend::{error_text, pg_error_text, render};
+use redislab_harness::backend::{pg_error_text, render};
 use redislab_harness::timing::{self, thousands};
 use redislab_harness::{run, Cell, Chart, ChartKind, Kind, Kv, LabInfo, Pg, Recorder, Report};
 
@@ -390,27 +390,7 @@ fn search_table(kv: &mut Kv, rec: &mut Recorder, data: &[(f64, f64)]) -> Result<
     let k = kv.key("vn");
     let name = kv.name;
     let started = std::time::Instant::now();
-    let per_pipe = GEOADD_POINTS * 20;
-    timing::bulk_load(
-        &format!("{name}: GEOADD {k}"),
-        data.len(),
-        per_pipe,
-        |start, end| {
-            let mut pipe = redis::pipe();
-            for chunk_start in (start..end).step_by(GEOADD_POINTS) {
-                let cmd = pipe.cmd("GEOADD").arg(&k);
-                for (i, (lon, lat)) in data[chunk_start..(chunk_start + GEOADD_POINTS).min(end)]
-                    .iter()
-                    .enumerate()
-                {
-                    cmd.arg(*lon).arg(*lat).arg(format!("s{}", chunk_start + i));
-                }
-                cmd.ignore();
-            }
-            pipe.query::<()>(kv.conn())
-                .map_err(|e| format!("{name}: GEOADD pipeline: {}", error_text(&e)))
-        },
-    )?;
+    redislab_harness::geo_load::geoadd_points(kv, &k, data, GEOADD_POINTS)?;
     let secs = started.elapsed().as_secs_f64();
     rec.put("load", Cell::num_with(secs, "s", 1));
     let ram = num(kv, &["MEMORY", "USAGE", &k])?;

@@ -1,7 +1,6 @@
 //! GEOSEARCH on the core and on Redis: the radius counts, their round trips, the
 //! ten nearest, and GEODIST for the distance rows.
 
-use redislab_harness::backend::error_text;
 use redislab_harness::timing;
 use redislab_harness::{Kv, Recorder};
 
@@ -12,27 +11,7 @@ const GEOADD_POINTS: usize = 500;
 
 pub fn steps(kv: &mut Kv, rec: &mut Recorder, data: &[(f64, f64)]) -> Result<(), String> {
     let key = kv.key("shops");
-    let name = kv.name;
-    timing::bulk_load(
-        &format!("{name}: GEOADD {key}"),
-        data.len(),
-        GEOADD_POINTS * 20,
-        |start, end| {
-            let mut pipe = redis::pipe();
-            for from in (start..end).step_by(GEOADD_POINTS) {
-                let cmd = pipe.cmd("GEOADD").arg(&key);
-                for (i, (lon, lat)) in data[from..(from + GEOADD_POINTS).min(end)]
-                    .iter()
-                    .enumerate()
-                {
-                    cmd.arg(*lon).arg(*lat).arg(format!("s{}", from + i));
-                }
-                cmd.ignore();
-            }
-            pipe.query::<()>(kv.conn())
-                .map_err(|e| format!("{name}: GEOADD: {}", error_text(&e)))
-        },
-    )?;
+    redislab_harness::geo_load::geoadd_points(kv, &key, data, GEOADD_POINTS)?;
     let (lon, lat) = (HOAN_KIEM.0.to_string(), HOAN_KIEM.1.to_string());
     for km in RADII_KM {
         let r = km.to_string();
