@@ -278,3 +278,35 @@ fn a_transaction_met_by_a_busy_script_never_runs_half_way() {
     assert_eq!(tx.call(&["PING", "asdf"]), "$4\r\nasdf\r\n");
     assert_eq!(admin.call(&["GET", "xx"]), "$1\r\n1\r\n");
 }
+
+/// An endless loop inside a coroutine (created, wrapped, behind pcall or
+/// xpcall) is still stopped by SCRIPT KILL, and the kill cannot be caught on the
+/// way out. Before, the instruction hook was the main thread's only: a coroutine
+/// the script made ran unhooked, and such a script held the server for ever
+/// (SCRIPT KILL was never even read).
+#[test]
+fn an_endless_loop_inside_a_coroutine_is_killed_too() {
+    let listener = CoreListener::start(0).unwrap();
+    let mut admin = Raw::to(&listener);
+    assert_eq!(
+        admin.call(&["CONFIG", "SET", "busy-reply-threshold", "50"]),
+        "+OK\r\n"
+    );
+    let mut runner = Raw::to(&listener);
+    for script in [
+        "local co = coroutine.create(function() while true do end end) while true do coroutine.resume(co) end",
+        "while true do local f = coroutine.wrap(function() while true do end end) pcall(f) end",
+        "while true do xpcall(function() while true do end end, function(e) return e end) end",
+        "coroutine.wrap(function() while true do pcall(function() while true do end end) end end)()",
+    ] {
+        runner.send(&["EVAL", script, "0"]);
+        assert_eq!(until_busy(&mut admin), BUSY_EVAL, "{script}");
+        assert_eq!(admin.call(&["SCRIPT", "KILL"]), "+OK\r\n", "{script}");
+        let killed = runner.reply();
+        assert!(
+            killed.starts_with("-ERR Script killed by user with SCRIPT KILL..."),
+            "{script}: {killed}"
+        );
+        assert_eq!(runner.call(&["PING"]), "+PONG\r\n");
+    }
+}

@@ -237,9 +237,12 @@ impl Vm {
         )?;
         libs::install(&lua, &prim)?;
         let api: Table = prelude(&lua)?.call(prim)?;
-        // Every 100,000 instructions, as Redis's `luaMaskCountHook`.
+        // Every 100,000 instructions, as Redis's `luaMaskCountHook`. A global
+        // hook: a coroutine the script creates inherits it (mlua's per-thread
+        // hook finds no callback for a Lua-made coroutine and removes itself,
+        // so an endless loop inside a coroutine could never be stopped).
         let hook_watch = watch;
-        lua.set_hook(
+        lua.set_global_hook(
             mlua::HookTriggers::new().every_nth_instruction(100_000),
             move |_, _| match super::busy::on_hook(&hook_watch) {
                 Ok(()) => Ok(mlua::VmState::Continue),
