@@ -295,12 +295,13 @@ impl Store {
         }
     }
 
-    fn update_score(&mut self, current: f64, member: &[u8], new: f64) {
+    /// `hash` is the member's hash in the current dict.
+    fn update_score(&mut self, hash: u64, current: f64, member: &[u8], new: f64) {
         match self {
             Store::Skip { order, .. } => {
                 order.update_score(current, member, new);
             }
-            Store::Tree(t) => t.update_score(member, new),
+            Store::Tree(t) => t.update_score(hash, member, new),
         }
     }
 
@@ -716,7 +717,7 @@ impl Zset {
         let kept = self.stored(new);
         // The node keeps its handle; the dict's second lookup (where Redis
         // stores the new score through the entry) still takes its rehash step.
-        self.store.update_score(current, member, kept);
+        self.store.update_score(hash, current, member, kept);
         self.store.step_lookup(hash, member);
         AddOutcome::Updated(new)
     }

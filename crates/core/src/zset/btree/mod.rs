@@ -154,8 +154,8 @@ impl Btree {
 
     /// A new score for a member that is there: out of the tree, the score
     /// rewritten in the record, back in (the record and its level stay).
-    pub fn update_score(&mut self, member: &[u8], new: f64) {
-        let hash = self.table.hash_of(member);
+    /// `hash` is the member's hash ([`Btree::hash_of`]).
+    pub fn update_score(&mut self, hash: u64, member: &[u8], new: f64) {
         let Some(h) = self.table.peek(&self.recs, hash, member) else {
             return;
         };
