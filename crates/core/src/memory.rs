@@ -199,7 +199,6 @@ pub fn skiplist_node_size(level: usize, member_len: usize) -> usize {
 pub fn skiplist_alloc_size(z: &Zset) -> usize {
     let header = jemalloc_usable(NODE_FIXED_SIZE + ZSKIPLIST_MAXLEVEL * NODE_LEVEL_SIZE);
     let nodes: usize = z
-        .skiplist()
         .node_shapes()
         .map(|(level, len)| skiplist_node_size(level, len))
         .sum();
@@ -219,7 +218,7 @@ pub fn dict_alloc_size(elements: usize, buckets: usize) -> usize {
 /// `zsetAllocSize`: the set's value, without the key object.
 pub fn zset_alloc_size(z: &Zset) -> usize {
     match z.encoding() {
-        Encoding::Listpack => listpack_bytes(z.skiplist().iter()),
+        Encoding::Listpack => listpack_bytes(z.iter().map(|(m, s)| (s, m))),
         Encoding::Skiplist => {
             ZSET_SIZE + skiplist_alloc_size(z) + dict_alloc_size(z.len(), z.dict_buckets())
         }
@@ -308,7 +307,7 @@ mod tests {
     fn a_65_byte_member_makes_a_skiplist_of_known_size() {
         let mut z = Zset::with_hint(1, 65, &Limits::default());
         z.add(1.0, &[b'm'; 65], AddFlags::default(), &Limits::default());
-        let level = z.skiplist().node_levels()[0];
+        let level = z.node_shapes().next().expect("one member").0;
         assert_eq!(z.dict_buckets(), 4);
         let node = skiplist_node_size(level, 65);
         // 24 (key) + 16 (zset) + 40 + 640 (header) + node + 56 + 24 + 4 * 8.

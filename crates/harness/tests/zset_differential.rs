@@ -1,5 +1,8 @@
 //! The same random sequences of sorted-set commands go to the core (in process) and
-//! to a real Redis; every reply must be byte-identical on the wire.
+//! to a real Redis; every reply must be byte-identical on the wire. Each test
+//! runs twice: with the core's default `zset-layout skiplist` (Redis's own
+//! structure) and with `zset-layout btree` (the core's B+tree layout), against
+//! the same Redis.
 
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -316,11 +319,26 @@ fn random_command(rng: &mut ChaCha8Rng, big: bool) -> Vec<Vec<u8>> {
 
 #[test]
 fn zset_commands_reply_like_redis() {
+    zset_commands_reply_like_redis_in("skiplist");
+}
+
+/// The same, with the core holding big sets in its B+tree layout.
+#[test]
+fn zset_commands_reply_like_redis_in_the_btree_layout() {
+    zset_commands_reply_like_redis_in("btree");
+}
+
+fn zset_commands_reply_like_redis_in(layout: &str) {
     let Some(server) = redis_for_test() else {
         return;
     };
     let mut redis = RawRedis::connect(server.port).expect("connect to redis");
     let mut core = Server::new();
+    assert_eq!(
+        core.cmd(&["CONFIG", "SET", "zset-layout", layout])
+            .to_resp2(),
+        b"+OK\r\n"
+    );
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
     let mut sent = 0;
     for round in 0..60 {
@@ -472,22 +490,50 @@ fn run_zset_rounds(
 
 #[test]
 fn zset_commands_with_configured_thresholds_and_mpop() {
+    zset_commands_with_configured_thresholds_and_mpop_in("skiplist");
+}
+
+/// The same, with the core holding big sets in its B+tree layout.
+#[test]
+fn zset_commands_with_configured_thresholds_and_mpop_in_the_btree_layout() {
+    zset_commands_with_configured_thresholds_and_mpop_in("btree");
+}
+
+fn zset_commands_with_configured_thresholds_and_mpop_in(layout: &str) {
     let Some(server) = redis_for_test() else {
         return;
     };
     let mut redis = RawRedis::connect(server.port).expect("connect to redis");
     let mut core = Core::in_process();
+    assert_eq!(
+        core.call(&words(&["CONFIG", "SET", "zset-layout", layout])),
+        b"+OK\r\n"
+    );
     let sent = run_zset_rounds(&mut redis, &mut core, 31, 40, 200);
     eprintln!("{sent} zset commands (RESP2, in process), identical replies");
 }
 
 #[test]
 fn zset_replies_in_resp3_through_the_listener() {
+    zset_replies_in_resp3_through_the_listener_in("skiplist");
+}
+
+/// The same, with the core holding big sets in its B+tree layout.
+#[test]
+fn zset_replies_in_resp3_through_the_listener_in_the_btree_layout() {
+    zset_replies_in_resp3_through_the_listener_in("btree");
+}
+
+fn zset_replies_in_resp3_through_the_listener_in(layout: &str) {
     let Some(server) = redis_for_test() else {
         return;
     };
     let mut redis = RawRedis::connect(server.port).expect("connect to redis");
     let mut core = Core::listener();
+    assert_eq!(
+        core.call(&words(&["CONFIG", "SET", "zset-layout", layout])),
+        b"+OK\r\n"
+    );
     let hello = words(&["HELLO", "3"]);
     redis.call(&hello).unwrap();
     core.call(&hello);

@@ -265,11 +265,26 @@ fn integer(reply: &[u8]) -> i64 {
 
 #[test]
 fn memory_usage_matches_redis() {
+    memory_usage_matches_redis_in("skiplist");
+}
+
+/// The same, with the core holding big sets in its B+tree layout.
+#[test]
+fn memory_usage_matches_redis_in_the_btree_layout() {
+    memory_usage_matches_redis_in("btree");
+}
+
+fn memory_usage_matches_redis_in(layout: &str) {
     let Some(server) = redis_for_test() else {
         return;
     };
     let mut redis = RawRedis::connect(server.port).expect("connect to redis");
     let mut core = Server::new();
+    assert_eq!(
+        core.cmd(&["CONFIG", "SET", "zset-layout", layout])
+            .to_resp2(),
+        b"+OK\r\n"
+    );
     let mut failures = Vec::new();
     eprintln!(
         "{:<60} {:>9} {:>10} {:>10}",

@@ -213,11 +213,26 @@ fn show(argv: &[Vec<u8>]) -> String {
 
 #[test]
 fn zset_set_operations_reply_like_redis() {
+    zset_set_operations_reply_like_redis_in("skiplist");
+}
+
+/// The same, with the core holding big sets in its B+tree layout.
+#[test]
+fn zset_set_operations_reply_like_redis_in_the_btree_layout() {
+    zset_set_operations_reply_like_redis_in("btree");
+}
+
+fn zset_set_operations_reply_like_redis_in(layout: &str) {
     let Some(server) = redis_for_test() else {
         return;
     };
     let mut redis = RawRedis::connect(server.port).expect("connect to redis");
     let mut core = Server::new();
+    assert_eq!(
+        core.cmd(&["CONFIG", "SET", "zset-layout", layout])
+            .to_resp2(),
+        b"+OK\r\n"
+    );
     let mut rng = ChaCha8Rng::seed_from_u64(5);
     let (mut sent, mut errors, mut empty) = (0, 0, 0);
     for round in 0..40 {
@@ -336,22 +351,50 @@ fn run_setops(redis: &mut RawRedis, core: &mut Core, seed: u64, rounds: usize) -
 
 #[test]
 fn sets_as_inputs_with_configured_thresholds() {
+    sets_as_inputs_with_configured_thresholds_in("skiplist");
+}
+
+/// The same, with the core holding big sets in its B+tree layout.
+#[test]
+fn sets_as_inputs_with_configured_thresholds_in_the_btree_layout() {
+    sets_as_inputs_with_configured_thresholds_in("btree");
+}
+
+fn sets_as_inputs_with_configured_thresholds_in(layout: &str) {
     let Some(server) = redis_for_test() else {
         return;
     };
     let mut redis = RawRedis::connect(server.port).expect("connect to redis");
     let mut core = Core::in_process();
+    assert_eq!(
+        core.call(&words(&["CONFIG", "SET", "zset-layout", layout])),
+        b"+OK\r\n"
+    );
     let sent = run_setops(&mut redis, &mut core, 12, 40);
     eprintln!("{sent} commands with sets as inputs (RESP2, in process), identical replies");
 }
 
 #[test]
 fn set_operations_in_resp3_through_the_listener() {
+    set_operations_in_resp3_through_the_listener_in("skiplist");
+}
+
+/// The same, with the core holding big sets in its B+tree layout.
+#[test]
+fn set_operations_in_resp3_through_the_listener_in_the_btree_layout() {
+    set_operations_in_resp3_through_the_listener_in("btree");
+}
+
+fn set_operations_in_resp3_through_the_listener_in(layout: &str) {
     let Some(server) = redis_for_test() else {
         return;
     };
     let mut redis = RawRedis::connect(server.port).expect("connect to redis");
     let mut core = Core::listener();
+    assert_eq!(
+        core.call(&words(&["CONFIG", "SET", "zset-layout", layout])),
+        b"+OK\r\n"
+    );
     let hello = words(&["HELLO", "3"]);
     redis.call(&hello).unwrap();
     core.call(&hello);

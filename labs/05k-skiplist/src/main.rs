@@ -144,7 +144,10 @@ impl Recorder2 {
 
 fn core_zsl(server: &mut Server) -> Result<Zsl, String> {
     match server.keyspace.get(b"lb") {
-        Some(redislab_core::keyspace::Value::Zset(z)) => Ok(Zsl::from_core(&z.skiplist().dump())),
+        Some(redislab_core::keyspace::Value::Zset(z)) => z
+            .skiplist()
+            .map(|list| Zsl::from_core(&list.dump()))
+            .ok_or_else(|| "core: lb is held in the btree layout (zset-layout)".into()),
         _ => Err("core: lb is not a zset".into()),
     }
 }

@@ -183,11 +183,10 @@ fn scan_cell(zset: &Zset, cell: HashBits, search: &Search, found: &mut Found, li
         minex: false,
         maxex: true,
     };
-    let list = zset.skiplist();
-    let Some(first) = list.first_in_score_range(&range) else {
+    let Some(first) = zset.first_in_score_range(&range) else {
         return;
     };
-    for (score, member) in list.iter_from_rank(first) {
+    for (score, member) in zset.iter_from_rank(first) {
         if !range.lte_max(score) {
             break;
         }

@@ -430,10 +430,20 @@ fn load_skiplist(r: &mut Reader<'_>, t: u8, opts: &Options) -> Result<Zset, Load
         items.push((m, score));
     }
     if n <= opts.zset.entries && maxlen <= opts.zset.value {
-        return Ok(Zset::from_loaded(items, Encoding::Listpack, 0));
+        return Ok(Zset::from_loaded(
+            items,
+            Encoding::Listpack,
+            0,
+            opts.zset.layout,
+        ));
     }
     let presize = if n > DICT_INITIAL { n } else { 0 };
-    Ok(Zset::from_loaded(items, Encoding::Skiplist, presize))
+    Ok(Zset::from_loaded(
+        items,
+        Encoding::Skiplist,
+        presize,
+        opts.zset.layout,
+    ))
 }
 
 /// A listpack score entry (`zzlGetScore`).
@@ -475,9 +485,19 @@ fn load_zset_listpack(blob: &[u8], opts: &Options) -> Result<Zset, LoadError> {
     }
     if items.len() > opts.zset.entries {
         let n = items.len();
-        return Ok(Zset::from_loaded(items, Encoding::Skiplist, n));
+        return Ok(Zset::from_loaded(
+            items,
+            Encoding::Skiplist,
+            n,
+            opts.zset.layout,
+        ));
     }
-    Ok(Zset::from_loaded(items, Encoding::Listpack, 0))
+    Ok(Zset::from_loaded(
+        items,
+        Encoding::Listpack,
+        0,
+        opts.zset.layout,
+    ))
 }
 
 /// `RDB_TYPE_HASH_LISTPACK` (pairs) / `RDB_TYPE_HASH_LISTPACK_EX` (triples

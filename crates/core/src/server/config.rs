@@ -34,6 +34,9 @@ pub enum ClientClass {
 pub struct Config {
     pub zset_max_listpack_entries: i64,
     pub zset_max_listpack_value: i64,
+    /// `zset-layout`, the core's own parameter (Redis has no such choice):
+    /// how a skiplist-encoded sorted set is held (see [`crate::zset::btree`]).
+    pub zset_layout: crate::zset::Layout,
     pub set_max_intset_entries: i64,
     pub set_max_listpack_entries: i64,
     pub set_max_listpack_value: i64,
@@ -74,6 +77,7 @@ impl Default for Config {
         Config {
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
+            zset_layout: crate::zset::Layout::Skiplist,
             set_max_intset_entries: 512,
             set_max_listpack_entries: 128,
             set_max_listpack_value: 64,
@@ -133,6 +137,8 @@ enum Kind {
     NotifyFlags,
     /// Not modelled: kept as text, with this default.
     Text(&'static str),
+    /// `zset-layout`: one of [`crate::zset::Layout::NAMES`].
+    ZsetLayout,
 }
 
 struct Param {
@@ -326,6 +332,14 @@ static PARAMS: &[Param] = &[
         mutable: true,
         kind: Kind::NotifyFlags,
     },
+    // The core's own (not Redis's): applies when a set next converts from
+    // a listpack or is created past the thresholds, like those thresholds.
+    Param {
+        name: "zset-layout",
+        alias: None,
+        kind: Kind::ZsetLayout,
+        mutable: true,
+    },
     text("appendonly", "no"),
     text("appendfsync", "everysec"),
     text("save", ""),
@@ -432,6 +446,7 @@ impl Config {
                 .collect::<Vec<_>>()
                 .join(" "),
             Kind::NotifyFlags => super::notify::flags_to_string(self.notify_keyspace_events),
+            Kind::ZsetLayout => self.zset_layout.name().to_string(),
             Kind::Text(_) => self.others.get(p.name).cloned().unwrap_or_default(),
         }
     }
@@ -483,6 +498,15 @@ impl Config {
                             "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".into(),
                         )
                     })?;
+            }
+            Kind::ZsetLayout => {
+                // Redis's wording for an enum parameter's bad value.
+                self.zset_layout = crate::zset::Layout::from_name(value).ok_or_else(|| {
+                    SetError::Invalid(format!(
+                        "argument(s) must be one of the following: {}",
+                        crate::zset::Layout::NAMES.join(", ")
+                    ))
+                })?;
             }
             Kind::Text(_) => {
                 self.others.insert(p.name, value.to_string());

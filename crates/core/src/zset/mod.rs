@@ -60,10 +60,28 @@
 //! the page table (one more load) and decodes the member's length; rank 0 and
 //! the last rank are now reached directly (as Redis's ZRANGE does), which won
 //! back part of it.
+//!
+//! # Two layouts
+//!
+//! How the elements of a skiplist-encoded set are held is a choice of the
+//! core's own (`CONFIG SET zset-layout skiplist|btree`, [`Layout`]; Redis
+//! has no such parameter): the skiplist + dict above (the default, Redis's
+//! structure), or the counted B+tree over compact member records of
+//! [`btree`] (32.6 B per 8-byte member at 1M members, where this layout takes
+//! 55.7 B; lab 05o-btree). The seam is one private enum, `Store`: each of its
+//! methods takes the same dict steps in both layouts, so scans, random draws
+//! and bucket counts agree, and everything above it (ZADD's flags, the
+//! listpack rules, lex walks, pops) is shared. A listpack-encoded set is
+//! always held as a skiplist; the layout applies when a set converts or is
+//! created past the thresholds, like the thresholds themselves. OBJECT
+//! ENCODING says `skiplist` in both layouts: it names Redis's encoding, which
+//! clients and Redis's own tests read, not the core's private layout.
 
+pub mod btree;
 pub mod skiplist;
 
-use crate::dict::{Dict, EntryRef};
+use crate::dict::Dict;
+use btree::Btree;
 
 pub use skiplist::{LexBound, LexRange, NodeKey, ScoreRange, SkipList};
 
@@ -100,11 +118,41 @@ pub const MAX_LISTPACK_ENTRIES: usize = 128;
 /// Redis's `zset-max-listpack-value` default (bytes of one member).
 pub const MAX_LISTPACK_VALUE: usize = 64;
 
-/// The listpack thresholds in force for one write (`server.zset_max_listpack_*`).
+/// How the core holds a set Redis would encode as a skiplist (the core's own
+/// `zset-layout` parameter; see [`btree`]). Not visible in any reply.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// Redis's structure: dict + skiplist with spans (the default).
+    #[default]
+    Skiplist,
+    /// Redis's dict over compact member records + a counted B+tree.
+    Btree,
+}
+
+impl Layout {
+    /// The names `CONFIG SET zset-layout` takes, in [`Layout`] order.
+    pub const NAMES: [&'static str; 2] = ["skiplist", "btree"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    pub fn from_name(name: &str) -> Option<Layout> {
+        match name.to_ascii_lowercase().as_str() {
+            "skiplist" => Some(Layout::Skiplist),
+            "btree" => Some(Layout::Btree),
+            _ => None,
+        }
+    }
+}
+
+/// The listpack thresholds in force for one write (`server.zset_max_listpack_*`),
+/// and the layout a set converting or created now takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     pub entries: usize,
     pub value: usize,
+    pub layout: Layout,
 }
 
 impl Default for Limits {
@@ -112,17 +160,19 @@ impl Default for Limits {
         Limits {
             entries: MAX_LISTPACK_ENTRIES,
             value: MAX_LISTPACK_VALUE,
+            layout: Layout::Skiplist,
         }
     }
 }
 
 impl Limits {
     /// The thresholds CONFIG SET last gave (`zset-max-listpack-*`, alias
-    /// `zset-max-ziplist-*`).
+    /// `zset-max-ziplist-*`), and `zset-layout`.
     pub fn from_config(c: &crate::server::config::Config) -> Limits {
         Limits {
             entries: clamp_usize(c.zset_max_listpack_entries),
             value: clamp_usize(c.zset_max_listpack_value),
+            layout: c.zset_layout,
         }
     }
 }
@@ -149,16 +199,287 @@ impl Encoding {
     }
 }
 
+/// Where the elements are: the seam between the two layouts. Every method
+/// takes the same dict steps in both (lookups, inserts, deletes, resizes), so
+/// the dict's state -- scan order, random draws, bucket count -- is the same.
+#[derive(Debug)]
+enum Store {
+    /// Member → node. While the set is a skiplist this is Redis's own dict,
+    /// with its table sizes, rehashing and biased random draw; while it is a
+    /// listpack (which Redis scans instead) it is only the core's index,
+    /// rebuilt the way Redis fills a new dict when the set converts. Its keys
+    /// are handles of the skiplist's nodes, hashed and compared through the
+    /// member bytes the node holds; the score is read from the node. A
+    /// listpack-encoded set is always held this way.
+    Skip {
+        dict: Dict<(), NodeKey>,
+        order: SkipList,
+    },
+    /// The B+tree layout ([`btree`]).
+    Tree(Btree),
+}
+
+/// Elements in order, from either layout.
+#[derive(Clone, Debug)]
+pub enum Items<'a> {
+    Skip(skiplist::Iter<'a>),
+    Tree(btree::Iter<'a>),
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = (f64, &'a [u8]);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Items::Skip(i) => i.next(),
+            Items::Tree(i) => i.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            Items::Skip(i) => i.size_hint(),
+            Items::Tree(i) => i.size_hint(),
+        }
+    }
+}
+
+impl Store {
+    fn skip() -> Store {
+        Store::Skip {
+            dict: Dict::new(),
+            order: SkipList::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Store::Skip { dict, .. } => dict.len(),
+            Store::Tree(t) => t.len(),
+        }
+    }
+
+    fn hash_of(&self, member: &[u8]) -> u64 {
+        match self {
+            Store::Skip { dict, .. } => dict.hash_of(member),
+            Store::Tree(t) => t.hash_of(member),
+        }
+    }
+
+    /// The score of `member` (no rehash step).
+    fn peek(&self, hash: u64, member: &[u8]) -> Option<f64> {
+        match self {
+            Store::Skip { dict, order } => {
+                let found = dict.peek_by(hash, is(order, member))?;
+                Some(order.score_of(*dict.entry_at(found).0))
+            }
+            Store::Tree(t) => t.peek(hash, member),
+        }
+    }
+
+    /// A `dictFind` for its rehash step.
+    fn step_lookup(&mut self, hash: u64, member: &[u8]) {
+        match self {
+            Store::Skip { dict, order } => {
+                dict.lookup_by(hash, is(order, member));
+            }
+            Store::Tree(t) => t.step_lookup(hash, member),
+        }
+    }
+
+    /// A member `peek` just did not find, with its hash in the current dict.
+    fn insert_new(&mut self, hash: u64, score: f64, member: &[u8]) {
+        match self {
+            Store::Skip { dict, order } => {
+                let key = order.insert(score, member);
+                dict.insert_absent_by(hash, key, ());
+            }
+            Store::Tree(t) => t.insert_new(hash, score, member),
+        }
+    }
+
+    /// The ordered insert, then `dictAdd` (building a set whole).
+    fn insert_both(&mut self, score: f64, member: &[u8]) {
+        match self {
+            Store::Skip { dict, order } => {
+                let key = order.insert(score, member);
+                let hash = dict.hash_of(member);
+                dict.add_by(hash, key, (), is(order, member));
+            }
+            Store::Tree(t) => t.insert_both(score, member),
+        }
+    }
+
+    /// `hash` is the member's hash in the current dict.
+    fn update_score(&mut self, hash: u64, current: f64, member: &[u8], new: f64) {
+        match self {
+            Store::Skip { order, .. } => {
+                order.update_score(current, member, new);
+            }
+            Store::Tree(t) => t.update_score(hash, member, new),
+        }
+    }
+
+    fn remove(&mut self, member: &[u8]) -> bool {
+        match self {
+            Store::Skip { dict, order } => {
+                let hash = dict.hash_of(member);
+                match dict.remove_by(hash, is(order, member)) {
+                    Some((key, ())) => order.delete(order.score_of(key), member),
+                    None => false,
+                }
+            }
+            Store::Tree(t) => t.remove(member),
+        }
+    }
+
+    fn iter_from(&self, rank: usize, reverse: bool) -> Items<'_> {
+        match self {
+            Store::Skip { order, .. } if reverse => Items::Skip(order.rev_iter_from_rank(rank)),
+            Store::Skip { order, .. } => Items::Skip(order.iter_from_rank(rank)),
+            Store::Tree(t) => Items::Tree(t.iter_from(rank, reverse)),
+        }
+    }
+
+    fn get_by_rank(&self, rank: usize) -> Option<(f64, &[u8])> {
+        match self {
+            Store::Skip { order, .. } => order.get_by_rank(rank),
+            Store::Tree(t) => t.get_by_rank(rank),
+        }
+    }
+
+    fn rank(&self, score: f64, member: &[u8]) -> Option<usize> {
+        match self {
+            Store::Skip { order, .. } => order.rank(score, member),
+            Store::Tree(t) => t.rank(score, member),
+        }
+    }
+
+    fn first_in_score_range(&self, r: &ScoreRange) -> Option<usize> {
+        match self {
+            Store::Skip { order, .. } => order.first_in_score_range(r),
+            Store::Tree(t) => first_in(t, |s, _| r.gte_min(s), |s, _| r.lte_max(s)),
+        }
+    }
+
+    fn last_in_score_range(&self, r: &ScoreRange) -> Option<usize> {
+        match self {
+            Store::Skip { order, .. } => order.last_in_score_range(r),
+            Store::Tree(t) => last_in(t, |s, _| r.lte_max(s), |s, _| r.gte_min(s)),
+        }
+    }
+
+    fn first_in_lex_range(&self, r: &LexRange) -> Option<usize> {
+        match self {
+            Store::Skip { order, .. } => order.first_in_lex_range(r),
+            Store::Tree(t) if !lex_may_hold(t, r) => None,
+            Store::Tree(t) => first_in(t, |_, m| r.gte_min(m), |_, m| r.lte_max(m)),
+        }
+    }
+
+    fn last_in_lex_range(&self, r: &LexRange) -> Option<usize> {
+        match self {
+            Store::Skip { order, .. } => order.last_in_lex_range(r),
+            Store::Tree(t) if !lex_may_hold(t, r) => None,
+            Store::Tree(t) => last_in(t, |_, m| r.lte_max(m), |_, m| r.gte_min(m)),
+        }
+    }
+
+    /// Removes ascending ranks `start..=end` (clamped); the dict shrinks once,
+    /// at the end, as in Redis's range deletions.
+    fn remove_rank_range(&mut self, start: usize, end: usize) -> usize {
+        match self {
+            Store::Skip { dict, order } => {
+                let removed = order.delete_rank_range_keyed(start, end);
+                forget(dict, removed)
+            }
+            Store::Tree(t) if start <= end && start < t.len() => {
+                let end = end.min(t.len() - 1);
+                t.remove_rank_range(start, end)
+            }
+            Store::Tree(_) => 0,
+        }
+    }
+
+    fn remove_score_range(&mut self, range: &ScoreRange) -> usize {
+        match self {
+            Store::Skip { dict, order } => {
+                let removed = order.delete_score_range_keyed(range);
+                forget(dict, removed)
+            }
+            Store::Tree(_) => match (
+                self.first_in_score_range(range),
+                self.last_in_score_range(range),
+            ) {
+                (Some(first), Some(last)) if first <= last => self.remove_rank_range(first, last),
+                _ => 0,
+            },
+        }
+    }
+
+    fn bucket_count(&self) -> usize {
+        match self {
+            Store::Skip { dict, .. } => dict.bucket_count(),
+            Store::Tree(t) => t.bucket_count(),
+        }
+    }
+}
+
+/// `zslIsInLexRange` in the B+tree: the range is not empty, and it does not
+/// end before the first member or start after the last.
+fn lex_may_hold(t: &Btree, r: &LexRange) -> bool {
+    let (Some((_, first)), Some((_, last))) =
+        (t.get_by_rank(0), t.get_by_rank(t.len().wrapping_sub(1)))
+    else {
+        return false;
+    };
+    !r.is_empty() && r.gte_min(last) && r.lte_max(first)
+}
+
+/// In the B+tree: rank of the first element satisfying `gte_min`, if it also
+/// satisfies `lte_max` (`zslNthInRange(range, 0)`).
+fn first_in(
+    t: &Btree,
+    gte_min: impl Fn(f64, &[u8]) -> bool,
+    lte_max: impl Fn(f64, &[u8]) -> bool,
+) -> Option<usize> {
+    let first = t.count_while(|s, m| !gte_min(s, m));
+    let (s, m) = t.get_by_rank(first)?;
+    lte_max(s, m).then_some(first)
+}
+
+/// In the B+tree: rank of the last element satisfying `lte_max`, if it also
+/// satisfies `gte_min` (`zslNthInRange(range, -1)`).
+fn last_in(
+    t: &Btree,
+    lte_max: impl Fn(f64, &[u8]) -> bool,
+    gte_min: impl Fn(f64, &[u8]) -> bool,
+) -> Option<usize> {
+    let last = t.count_while(|s, m| lte_max(s, m)).checked_sub(1)?;
+    let (s, m) = t.get_by_rank(last)?;
+    gte_min(s, m).then_some(last)
+}
+
+/// Drops members the skiplist already removed from the dict.
+/// Like Redis's range deletions, the dict does not shrink while the members go,
+/// only once at the end.
+/// The nodes are gone already: their entries are recognised by handle.
+fn forget(dict: &mut Dict<(), NodeKey>, removed: Vec<(NodeKey, Vec<u8>)>) -> usize {
+    dict.pause_auto_resize();
+    for (key, member) in &removed {
+        dict.remove_by(dict.hash_of(member), |k| k == key);
+    }
+    dict.resume_auto_resize();
+    if !dict.is_empty() {
+        dict.shrink_if_needed();
+    }
+    removed.len()
+}
+
 #[derive(Debug)]
 pub struct Zset {
-    /// Member → node. While the set is a skiplist this is Redis's own dict, with
-    /// its table sizes, rehashing and biased random draw; while it is a listpack
-    /// (which Redis scans instead) it is only the core's index, rebuilt the way
-    /// Redis fills a new dict when the set converts. Its keys are handles of
-    /// the skiplist's nodes, hashed and compared through the member bytes the
-    /// node holds; the score is read from the node.
-    dict: Dict<(), NodeKey>,
-    order: SkipList,
+    store: Store,
     encoding: Encoding,
 }
 
@@ -171,9 +492,19 @@ impl Default for Zset {
 impl Zset {
     pub fn new() -> Zset {
         Zset {
-            dict: Dict::new(),
-            order: SkipList::new(),
+            store: Store::skip(),
             encoding: Encoding::Listpack,
+        }
+    }
+
+    /// An empty set Redis would hold as a skiplist, in `layout`.
+    fn empty_skiplist(layout: Layout) -> Zset {
+        Zset {
+            store: match layout {
+                Layout::Skiplist => Store::skip(),
+                Layout::Btree => Store::Tree(Btree::new()),
+            },
+            encoding: Encoding::Skiplist,
         }
     }
 
@@ -183,7 +514,7 @@ impl Zset {
     pub fn with_hint(size_hint: usize, first_member_len: usize, limits: &Limits) -> Zset {
         let mut z = Zset::new();
         if size_hint > limits.entries || first_member_len > limits.value {
-            z.convert(size_hint);
+            z.convert(size_hint, limits.layout);
         }
         z
     }
@@ -192,35 +523,47 @@ impl Zset {
     /// listpack holds converts a listpack up front.
     pub fn prepare_for(&mut self, size_hint: usize, limits: &Limits) {
         if self.encoding == Encoding::Listpack && size_hint > limits.entries {
-            self.convert(size_hint);
+            self.convert(size_hint, limits.layout);
         }
     }
 
     /// `zsetConvertAndExpand` to a skiplist: a new dict presized for `cap`, filled
-    /// in listpack order.
-    fn convert(&mut self, cap: usize) {
+    /// in listpack order; in the B+tree layout the elements move to a tree.
+    fn convert(&mut self, cap: usize, layout: Layout) {
         self.encoding = Encoding::Skiplist;
-        let mut dict = Dict::new();
-        dict.expand(cap);
-        for key in self.order.keys() {
-            let member = self.order.member_of(key);
-            dict.add_by(dict.hash_of(member), key, (), is(&self.order, member));
+        let Store::Skip { dict, order } = &mut self.store else {
+            return;
+        };
+        match layout {
+            Layout::Skiplist => {
+                let mut fresh = Dict::new();
+                fresh.expand(cap);
+                for key in order.keys() {
+                    let member = order.member_of(key);
+                    fresh.add_by(fresh.hash_of(member), key, (), is(order, member));
+                }
+                *dict = fresh;
+            }
+            Layout::Btree => self.store = Store::Tree(Btree::from_skiplist(order, cap)),
         }
-        self.dict = dict;
     }
 
     /// `zsetConvert(zobj, OBJ_ENCODING_SKIPLIST)`, which SORT applies to any
-    /// sorted set it reads: a listpack becomes a skiplist for good.
+    /// sorted set it reads: a listpack becomes a skiplist for good (in the
+    /// skiplist layout: SORT has no view of the config's layout).
     pub fn convert_to_skiplist(&mut self) {
         if self.encoding == Encoding::Listpack {
-            self.convert(self.len());
+            self.convert(self.len(), Layout::Skiplist);
         }
     }
 
     /// The members in the order the dict beside the skiplist walks them (how
     /// SORT loads a sorted set it sorts).
-    pub fn dict_members(&self) -> impl Iterator<Item = &[u8]> {
-        self.dict.keys().map(|&k| self.order.member_of(k))
+    pub fn dict_members(&self) -> Box<dyn Iterator<Item = &[u8]> + '_> {
+        match &self.store {
+            Store::Skip { dict, order } => Box::new(dict.keys().map(|&k| order.member_of(k))),
+            Store::Tree(t) => Box::new(t.dict_members()),
+        }
     }
 
     /// Buckets of the dict beside the skiplist (both tables while it rehashes),
@@ -228,7 +571,7 @@ impl Zset {
     pub fn dict_buckets(&self) -> usize {
         match self.encoding {
             Encoding::Listpack => 0,
-            Encoding::Skiplist => self.dict.bucket_count(),
+            Encoding::Skiplist => self.store.bucket_count(),
         }
     }
 
@@ -238,15 +581,16 @@ impl Zset {
     /// members than a listpack holds and none is longer than the value limit (and
     /// so `-0` scores become `0`).
     pub fn from_result(items: Vec<(Vec<u8>, f64)>, limits: &Limits) -> Zset {
-        let mut z = Zset::new();
         let fits =
             items.len() <= limits.entries && items.iter().all(|(m, _)| m.len() <= limits.value);
-        if !fits {
-            z.encoding = Encoding::Skiplist;
-        }
+        let mut z = if fits {
+            Zset::new()
+        } else {
+            Zset::empty_skiplist(limits.layout)
+        };
         for (member, score) in items {
             let kept = z.stored(score);
-            z.insert_both(kept, &member);
+            z.store.insert_both(kept, &member);
         }
         z
     }
@@ -255,48 +599,65 @@ impl Zset {
     /// the pairs inserted in the order given into a skiplist whose dict is
     /// presized to `presize` (when above 0), or a listpack holding them in
     /// score order (where `-0` is stored as `0`). The members must be distinct.
-    pub fn from_loaded(items: Vec<(Vec<u8>, f64)>, encoding: Encoding, presize: usize) -> Zset {
-        let mut z = Zset::new();
-        z.encoding = encoding;
+    /// A skiplist-encoded set takes `layout`.
+    pub fn from_loaded(
+        items: Vec<(Vec<u8>, f64)>,
+        encoding: Encoding,
+        presize: usize,
+        layout: Layout,
+    ) -> Zset {
+        let mut z = match encoding {
+            Encoding::Listpack => Zset::new(),
+            Encoding::Skiplist => Zset::empty_skiplist(layout),
+        };
         if encoding == Encoding::Skiplist && presize > 0 {
-            z.dict.expand(presize);
+            z.expand(presize);
         }
         for (member, score) in items {
             let kept = z.stored(score);
-            z.insert_both(kept, &member);
+            z.store.insert_both(kept, &member);
         }
         z
+    }
+
+    fn expand(&mut self, cap: usize) {
+        match &mut self.store {
+            Store::Skip { dict, .. } => {
+                dict.expand(cap);
+            }
+            Store::Tree(t) => t.expand(cap),
+        }
     }
 
     pub fn encoding(&self) -> Encoding {
         self.encoding
     }
 
-    /// `zsetDup` (COPY): the same encoding; a skiplist's dict is presized and the
-    /// elements are inserted from the greatest down (new nodes draw new levels).
-    pub fn dup(&self) -> Zset {
-        let mut z = Zset::new();
-        z.encoding = self.encoding;
-        if self.encoding == Encoding::Skiplist {
-            z.dict.expand(self.len());
+    /// The layout holding the elements (a listpack-encoded set is always held
+    /// as a skiplist; see [`btree`]).
+    pub fn layout(&self) -> Layout {
+        match self.store {
+            Store::Skip { .. } => Layout::Skiplist,
+            Store::Tree(_) => Layout::Btree,
         }
-        let items: Vec<(f64, &[u8])> = self.order.iter().collect();
+    }
+
+    /// `zsetDup` (COPY): the same encoding and layout; a skiplist's dict is
+    /// presized and the elements are inserted from the greatest down (new
+    /// nodes draw new levels).
+    pub fn dup(&self) -> Zset {
+        let mut z = match self.encoding {
+            Encoding::Listpack => Zset::new(),
+            Encoding::Skiplist => Zset::empty_skiplist(self.layout()),
+        };
+        if self.encoding == Encoding::Skiplist {
+            z.expand(self.len());
+        }
+        let items: Vec<(f64, &[u8])> = self.store.iter_from(0, false).collect();
         for (score, member) in items.into_iter().rev() {
-            z.insert_both(score, member);
+            z.store.insert_both(score, member);
         }
         z
-    }
-
-    /// The skiplist insert, then `dictAdd` (building a set whole).
-    fn insert_both(&mut self, score: f64, member: &[u8]) {
-        let key = self.order.insert(score, member);
-        let hash = self.dict.hash_of(member);
-        self.dict.add_by(hash, key, (), is(&self.order, member));
-    }
-
-    /// The node a dict entry names.
-    fn key_at(&self, at: EntryRef) -> NodeKey {
-        *self.dict.entry_at(at).0
     }
 
     /// The value actually kept: a listpack stores integral scores as integers, so
@@ -310,25 +671,27 @@ impl Zset {
     }
 
     pub fn len(&self) -> usize {
-        self.dict.len()
+        self.store.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.dict.is_empty()
+        self.len() == 0
     }
 
     /// The score of `member`. Unlike Redis's lookup this does not advance an
     /// ongoing rehash by a step (reads take `&self` here); only writes do.
     pub fn score(&self, member: &[u8]) -> Option<f64> {
-        let found = self
-            .dict
-            .peek_by(self.dict.hash_of(member), is(&self.order, member))?;
-        Some(self.order.score_of(self.key_at(found)))
+        self.store.peek(self.store.hash_of(member), member)
     }
 
     /// All elements, lowest score first (ties by member bytes).
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], f64)> {
-        self.order.iter().map(|(s, m)| (m, s))
+        self.store.iter_from(0, false).map(|(s, m)| (m, s))
+    }
+
+    /// Elements from 0-based `rank` up, `(score, member)`.
+    pub fn iter_from_rank(&self, rank: usize) -> Items<'_> {
+        self.store.iter_from(rank, false)
     }
 
     /// Applies one (score, member) pair the way Redis's `zsetAdd` does; a new
@@ -345,16 +708,15 @@ impl Zset {
         }
         // Redis looks the member up once (one rehash step), then decides.
         // The member is hashed once here for the peek and the step after it.
-        let hash = self.dict.hash_of(member);
-        let Some(found) = self.dict.peek_by(hash, is(&self.order, member)) else {
+        let hash = self.store.hash_of(member);
+        let Some(current) = self.store.peek(hash, member) else {
             if flags.xx {
-                self.dict.lookup_by(hash, is(&self.order, member));
+                self.store.step_lookup(hash, member);
                 return AddOutcome::Skipped;
             }
             return self.add_new(score, member, hash, limits);
         };
-        let current = self.order.score_of(self.key_at(found));
-        self.dict.lookup_by(hash, is(&self.order, member));
+        self.store.step_lookup(hash, member);
         if flags.nx {
             return AddOutcome::Skipped;
         }
@@ -371,8 +733,8 @@ impl Zset {
         let kept = self.stored(new);
         // The node keeps its handle; the dict's second lookup (where Redis
         // stores the new score through the entry) still takes its rehash step.
-        self.order.update_score(current, member, kept);
-        self.dict.lookup_by(hash, is(&self.order, member));
+        self.store.update_score(hash, current, member, kept);
+        self.store.step_lookup(hash, member);
         AddOutcome::Updated(new)
     }
 
@@ -384,22 +746,17 @@ impl Zset {
         if self.encoding == Encoding::Listpack
             && (self.len() + 1 > limits.entries || member.len() > limits.value)
         {
-            self.convert(self.len() + 1);
+            self.convert(self.len() + 1, limits.layout);
             // A new dict; hash again rather than assume it has the same seed.
-            hash = self.dict.hash_of(member);
+            hash = self.store.hash_of(member);
         }
         let kept = self.stored(score);
-        let key = self.order.insert(kept, member);
-        self.dict.insert_absent_by(hash, key, ());
+        self.store.insert_new(hash, kept, member);
         AddOutcome::Added(score)
     }
 
     pub fn remove(&mut self, member: &[u8]) -> bool {
-        let hash = self.dict.hash_of(member);
-        match self.dict.remove_by(hash, is(&self.order, member)) {
-            Some((key, ())) => self.order.delete(self.order.score_of(key), member),
-            None => false,
-        }
+        self.store.remove(member)
     }
 
     /// One random member and its score, as ZRANDMEMBER without a count draws it:
@@ -409,19 +766,22 @@ impl Zset {
             Encoding::Listpack if self.is_empty() => None,
             Encoding::Listpack => {
                 let rank = crate::sampling::c_rand(rng) as usize % self.len();
-                self.order.get_by_rank(rank).map(|(s, m)| (m.to_vec(), s))
+                self.store.get_by_rank(rank).map(|(s, m)| (m.to_vec(), s))
             }
-            Encoding::Skiplist => {
-                let key = *self.dict.fair_random_by(rng)?.0;
-                Some((self.order.member_of(key).to_vec(), self.order.score_of(key)))
-            }
+            Encoding::Skiplist => match &mut self.store {
+                Store::Skip { dict, order } => {
+                    let key = *dict.fair_random_by(rng)?.0;
+                    Some((order.member_of(key).to_vec(), order.score_of(key)))
+                }
+                Store::Tree(t) => t.fair_random(rng),
+            },
         }
     }
 
     /// 0-based rank, counted from the lowest score (or the highest with `reverse`).
     pub fn rank(&self, member: &[u8], reverse: bool) -> Option<usize> {
         let score = self.score(member)?;
-        let rank = self.order.rank(score, member)?;
+        let rank = self.store.rank(score, member)?;
         Some(if reverse { self.len() - 1 - rank } else { rank })
     }
 
@@ -429,33 +789,34 @@ impl Zset {
     /// ascending order, or descending with `reverse` (ranks then count from the top).
     pub fn range_by_rank(&self, start: usize, end: usize, reverse: bool) -> Vec<(&[u8], f64)> {
         let n = end + 1 - start;
-        if reverse {
-            let from = self.len() - 1 - start;
-            self.order
-                .rev_iter_from_rank(from)
-                .take(n)
-                .map(|(s, m)| (m, s))
-                .collect()
+        let from = if reverse {
+            self.len() - 1 - start
         } else {
-            self.order
-                .iter_from_rank(start)
-                .take(n)
-                .map(|(s, m)| (m, s))
-                .collect()
-        }
+            start
+        };
+        self.store
+            .iter_from(from, reverse)
+            .take(n)
+            .map(|(s, m)| (m, s))
+            .collect()
     }
 
     /// Ranks (ascending) of the first and last element inside `range`, if any.
     pub fn score_span(&self, range: &ScoreRange) -> Option<(usize, usize)> {
-        let first = self.order.first_in_score_range(range)?;
-        let last = self.order.last_in_score_range(range)?;
+        let first = self.store.first_in_score_range(range)?;
+        let last = self.store.last_in_score_range(range)?;
         Some((first, last))
+    }
+
+    /// Rank (ascending) of the first element inside `range` (GEOSEARCH's cells).
+    pub fn first_in_score_range(&self, range: &ScoreRange) -> Option<usize> {
+        self.store.first_in_score_range(range)
     }
 
     /// Ranks (ascending) of the first and last element inside a lex range.
     pub fn lex_span(&self, range: &LexRange) -> Option<(usize, usize)> {
-        let first = self.order.first_in_lex_range(range)?;
-        let last = self.order.last_in_lex_range(range)?;
+        let first = self.store.first_in_lex_range(range)?;
+        let last = self.store.last_in_lex_range(range)?;
         Some((first, last))
     }
 
@@ -473,12 +834,16 @@ impl Zset {
         if take == 0 {
             return Vec::new();
         }
-        let items: Box<dyn Iterator<Item = (f64, &[u8])>> = if reverse {
-            Box::new(self.order.rev_iter_from_rank(last - offset))
+        let from = if reverse {
+            last - offset
         } else {
-            Box::new(self.order.iter_from_rank(first + offset))
+            first + offset
         };
-        items.take(take).map(|(s, m)| (m, s)).collect()
+        self.store
+            .iter_from(from, reverse)
+            .take(take)
+            .map(|(s, m)| (m, s))
+            .collect()
     }
 
     /// Rank of the first element of a lex range, found the way the current encoding
@@ -487,14 +852,14 @@ impl Zset {
     /// the behaviour reproduced here.
     fn lex_first(&self, range: &LexRange) -> Option<usize> {
         match self.encoding {
-            Encoding::Skiplist => self.order.first_in_lex_range(range),
+            Encoding::Skiplist => self.store.first_in_lex_range(range),
             Encoding::Listpack => {
                 if !self.listpack_may_hold(range) {
                     return None;
                 }
                 let (rank, (_, member)) = self
-                    .order
-                    .iter()
+                    .store
+                    .iter_from(0, false)
                     .enumerate()
                     .find(|(_, (_, m))| range.gte_min(m))?;
                 range.lte_max(member).then_some(rank)
@@ -505,15 +870,15 @@ impl Zset {
     /// Rank of the last element of a lex range (`zzlLastInLexRange` scans from the tail).
     fn lex_last(&self, range: &LexRange) -> Option<usize> {
         match self.encoding {
-            Encoding::Skiplist => self.order.last_in_lex_range(range),
+            Encoding::Skiplist => self.store.last_in_lex_range(range),
             Encoding::Listpack => {
                 if !self.listpack_may_hold(range) {
                     return None;
                 }
                 let last = self.len() - 1;
                 let (back, (_, member)) = self
-                    .order
-                    .rev_iter_from_rank(last)
+                    .store
+                    .iter_from(last, true)
                     .enumerate()
                     .find(|(_, (_, m))| range.lte_max(m))?;
                 range.gte_min(member).then_some(last - back)
@@ -525,8 +890,8 @@ impl Zset {
     /// minimum and the first is not above the maximum.
     fn listpack_may_hold(&self, range: &LexRange) -> bool {
         let (Some((_, first)), Some((_, last))) = (
-            self.order.get_by_rank(0),
-            self.order.get_by_rank(self.len().wrapping_sub(1)),
+            self.store.get_by_rank(0),
+            self.store.get_by_rank(self.len().wrapping_sub(1)),
         ) else {
             return false;
         };
@@ -551,12 +916,8 @@ impl Zset {
         let Some(start) = start else {
             return Vec::new();
         };
-        let items: Box<dyn Iterator<Item = (f64, &[u8])>> = if reverse {
-            Box::new(self.order.rev_iter_from_rank(start))
-        } else {
-            Box::new(self.order.iter_from_rank(start))
-        };
-        items
+        self.store
+            .iter_from(start, reverse)
             .skip(offset)
             .take_while(|(_, m)| {
                 if reverse {
@@ -585,20 +946,18 @@ impl Zset {
     /// Removes and returns the lowest (or, with `max`, the highest) element.
     pub fn pop(&mut self, max: bool) -> Option<(Vec<u8>, f64)> {
         let rank = if max { self.len().checked_sub(1)? } else { 0 };
-        let (score, member) = self.order.get_by_rank(rank).map(|(s, m)| (s, m.to_vec()))?;
+        let (score, member) = self.store.get_by_rank(rank).map(|(s, m)| (s, m.to_vec()))?;
         self.remove(&member);
         Some((member, score))
     }
 
     /// Removes ranks `start..=end` (ascending, already clamped); returns how many.
     pub fn remove_rank_range(&mut self, start: usize, end: usize) -> usize {
-        let removed = self.order.delete_rank_range_keyed(start, end);
-        self.forget(removed)
+        self.store.remove_rank_range(start, end)
     }
 
     pub fn remove_score_range(&mut self, range: &ScoreRange) -> usize {
-        let removed = self.order.delete_score_range_keyed(range);
-        self.forget(removed)
+        self.store.remove_score_range(range)
     }
 
     /// Removes what a forward BYLEX walk would return.
@@ -611,25 +970,30 @@ impl Zset {
         members.iter().filter(|m| self.remove(m)).count()
     }
 
-    /// Drops members the skiplist already removed from the dict.
-    /// Like Redis's range deletions, the dict does not shrink while the members go,
-    /// only once at the end.
-    /// The nodes are gone already: their entries are recognised by handle.
-    fn forget(&mut self, removed: Vec<(NodeKey, Vec<u8>)>) -> usize {
-        self.dict.pause_auto_resize();
-        for (key, member) in &removed {
-            self.dict.remove_by(self.dict.hash_of(member), |k| k == key);
+    /// The skiplist itself, for labs that show its shape (`None` in the
+    /// B+tree layout).
+    pub fn skiplist(&self) -> Option<&SkipList> {
+        match &self.store {
+            Store::Skip { order, .. } => Some(order),
+            Store::Tree(_) => None,
         }
-        self.dict.resume_auto_resize();
-        if !self.is_empty() {
-            self.dict.shrink_if_needed();
-        }
-        removed.len()
     }
 
-    /// The skiplist itself, for labs that show its shape.
-    pub fn skiplist(&self) -> &SkipList {
-        &self.order
+    /// The B+tree layout, for labs that measure it (`None` otherwise).
+    pub fn btree(&self) -> Option<&Btree> {
+        match &self.store {
+            Store::Tree(t) => Some(t),
+            Store::Skip { .. } => None,
+        }
+    }
+
+    /// `(level, member length)` of every element, lowest first: the shape of
+    /// the nodes Redis would allocate (for MEMORY USAGE), in either layout.
+    pub fn node_shapes(&self) -> Box<dyn Iterator<Item = (usize, usize)> + '_> {
+        match &self.store {
+            Store::Skip { order, .. } => Box::new(order.node_shapes()),
+            Store::Tree(t) => Box::new(t.node_shapes()),
+        }
     }
 }
 
@@ -641,11 +1005,12 @@ impl Zset {
     /// next cursor (0 at the end). `None` for a listpack, which ZSCAN returns
     /// whole, in [`Zset::iter`] order, with cursor 0.
     pub fn scan_table(&self, cursor: u64, mut emit: impl FnMut(&[u8], f64)) -> Option<u64> {
-        match self.encoding {
-            Encoding::Skiplist => Some(self.dict.scan_by(cursor, |&k, _| {
-                emit(self.order.member_of(k), self.order.score_of(k))
-            })),
-            Encoding::Listpack => None,
+        match (self.encoding, &self.store) {
+            (Encoding::Listpack, _) => None,
+            (Encoding::Skiplist, Store::Skip { dict, order }) => {
+                Some(dict.scan_by(cursor, |&k, _| emit(order.member_of(k), order.score_of(k))))
+            }
+            (Encoding::Skiplist, Store::Tree(t)) => Some(t.scan(cursor, emit)),
         }
     }
 }
@@ -690,6 +1055,7 @@ mod tests {
     const L: Limits = Limits {
         entries: MAX_LISTPACK_ENTRIES,
         value: MAX_LISTPACK_VALUE,
+        layout: Layout::Skiplist,
     };
 
     #[test]
@@ -697,6 +1063,7 @@ mod tests {
         let skip = Limits {
             entries: 0,
             value: 64,
+            layout: Layout::Skiplist,
         };
         let mut z = Zset::with_hint(3, 1, &skip);
         for (s, m) in [(1.0, "a"), (2.0, "b"), (2.0, "c")] {

@@ -99,6 +99,16 @@ const RAND_MAX: u32 = 0x7fff_ffff;
 /// `zslRandomLevel`'s `threshold = ZSKIPLIST_P * RAND_MAX`, truncated to an int.
 const LEVEL_THRESHOLD: u32 = (ZSKIPLIST_P * RAND_MAX as f64) as u32;
 
+/// `zslRandomLevel` from `rng`: keep adding a level while a 31-bit draw
+/// (like `random()`) is below P * RAND_MAX, up to the maximum.
+pub(crate) fn draw_level(rng: &mut ChaCha8Rng) -> usize {
+    let mut level = 1;
+    while level < ZSKIPLIST_MAXLEVEL && (rng.next_u32() >> 1) < LEVEL_THRESHOLD {
+        level += 1;
+    }
+    level
+}
+
 /// A node's place in the arena: `(page << PAGE_SHIFT) | word`, where `word`
 /// counts 4-byte words from the start of the page.
 type NodeId = u32;
@@ -741,11 +751,13 @@ impl SkipList {
     /// `zslRandomLevel`: keep adding a level while a 31-bit draw (like
     /// `random()`) is below P * RAND_MAX, up to the maximum.
     fn random_level(&mut self) -> usize {
-        let mut level = 1;
-        while level < ZSKIPLIST_MAXLEVEL && (self.rng.next_u32() >> 1) < LEVEL_THRESHOLD {
-            level += 1;
-        }
-        level
+        draw_level(&mut self.rng)
+    }
+
+    /// The generator of the levels, as it stands (the B+tree layout takes it
+    /// over when a set converts, so later members draw the same levels).
+    pub(crate) fn level_rng(&self) -> &ChaCha8Rng {
+        &self.rng
     }
 
     /// Write a new unlinked node (no links, no backward link) into a freed

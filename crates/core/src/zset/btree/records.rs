@@ -1,0 +1,245 @@
+//! The member table of the B+tree layout: one packed record per member, the
+//! only place its bytes and score live.
+//!
+//! A record is, byte-packed (little-endian, no alignment):
+//!
+//! | bytes | what |
+//! |-------|------|
+//! | 0..8  | score (`f64`) |
+//! | 8..12 | next record in the same hash bucket ([`NIL`] at the end) |
+//! | 12..14 | meta: bits 0..5 the skiplist height Redis would have drawn (minus one, kept only so MEMORY USAGE can add up Redis's node sizes), bits 5..16 the member's length, or [`LEN_ESCAPE`] when a `u32` length follows |
+//! | 14.. | the member's bytes |
+//!
+//! so an 8-byte member costs 22 bytes, where the skiplist layout's record
+//! costs 40 and Redis's `zskiplistNode` 48 (plus, in both, a dict entry).
+//! Records are laid end to end in pages of up to 1 MiB, addressed by a
+//! [`Handle`]: page number (13 bits) and offset in 2-byte units (19 bits).
+//! A page grows by doubling, so a small set stays small; a record over 16 KiB
+//! has a page of its own, freed with it; freed records wait on a free list per
+//! size for the next record of that size. The handles cap a set at 8192 pages
+//! (8 GiB of records), as the skiplist's ids cap its arena at 16 GiB.
+
+use std::collections::HashMap;
+
+/// A record's place: `(page << PAGE_SHIFT) | offset in units`.
+pub type Handle = u32;
+
+/// "No record" (end of a bucket chain). No record can start there: it would
+/// be the last unit of the last page, and a record is at least 14 bytes.
+pub const NIL: Handle = u32::MAX;
+
+const UNIT: usize = 2;
+const PAGE_SHIFT: u32 = 19;
+const PAGE_UNITS: usize = 1 << PAGE_SHIFT;
+const PAGE_BYTES: usize = PAGE_UNITS * UNIT;
+const MAX_PAGES: usize = 1 << (32 - PAGE_SHIFT);
+const OWN_PAGE_BYTES: usize = 16 * 1024;
+
+const SCORE_AT: usize = 0;
+const NEXT_AT: usize = 8;
+const META_AT: usize = 12;
+const MEMBER_AT: usize = 14;
+/// A member length that does not fit the meta's 11 bits.
+pub const LEN_ESCAPE: usize = (1 << 11) - 1;
+
+/// Bytes of a record holding a `len`-byte member.
+pub fn record_bytes(len: usize) -> usize {
+    MEMBER_AT + if len >= LEN_ESCAPE { 4 } else { 0 } + len
+}
+
+fn record_units(len: usize) -> usize {
+    record_bytes(len).div_ceil(UNIT)
+}
+
+/// The arena of member records.
+#[derive(Clone, Debug)]
+pub struct Records {
+    pages: Vec<Vec<u8>>,
+    /// The shared page new records are appended to.
+    fill: usize,
+    free: HashMap<usize, Vec<Handle>>,
+    free_pages: Vec<usize>,
+}
+
+impl Default for Records {
+    fn default() -> Records {
+        Records::new()
+    }
+}
+
+impl Records {
+    pub fn new() -> Records {
+        Records {
+            pages: vec![Vec::new()],
+            fill: 0,
+            free: HashMap::new(),
+            free_pages: Vec::new(),
+        }
+    }
+
+    #[inline(always)]
+    fn bytes(&self, h: Handle) -> &[u8] {
+        let page = &self.pages[(h >> PAGE_SHIFT) as usize];
+        &page[(h as usize & (PAGE_UNITS - 1)) * UNIT..]
+    }
+
+    fn bytes_mut(&mut self, h: Handle) -> &mut [u8] {
+        let page = &mut self.pages[(h >> PAGE_SHIFT) as usize];
+        &mut page[(h as usize & (PAGE_UNITS - 1)) * UNIT..]
+    }
+
+    #[inline(always)]
+    pub fn score(&self, h: Handle) -> f64 {
+        let r = self.bytes(h);
+        f64::from_le_bytes(r[SCORE_AT..SCORE_AT + 8].try_into().expect("8 bytes"))
+    }
+
+    pub fn set_score(&mut self, h: Handle, score: f64) {
+        self.bytes_mut(h)[SCORE_AT..SCORE_AT + 8].copy_from_slice(&score.to_le_bytes());
+    }
+
+    #[inline(always)]
+    pub fn next(&self, h: Handle) -> Handle {
+        let r = self.bytes(h);
+        u32::from_le_bytes(r[NEXT_AT..NEXT_AT + 4].try_into().expect("4 bytes"))
+    }
+
+    pub fn set_next(&mut self, h: Handle, next: Handle) {
+        self.bytes_mut(h)[NEXT_AT..NEXT_AT + 4].copy_from_slice(&next.to_le_bytes());
+    }
+
+    fn meta(r: &[u8]) -> usize {
+        u16::from_le_bytes(r[META_AT..META_AT + 2].try_into().expect("2 bytes")) as usize
+    }
+
+    /// The skiplist height Redis would have given this member's node.
+    pub fn height(&self, h: Handle) -> usize {
+        (Self::meta(self.bytes(h)) & 31) + 1
+    }
+
+    #[inline(always)]
+    pub fn member(&self, h: Handle) -> &[u8] {
+        let r = self.bytes(h);
+        let len = Self::meta(r) >> 5;
+        if len == LEN_ESCAPE {
+            let len = u32::from_le_bytes(r[MEMBER_AT..MEMBER_AT + 4].try_into().expect("4 bytes"));
+            &r[MEMBER_AT + 4..MEMBER_AT + 4 + len as usize]
+        } else {
+            &r[MEMBER_AT..MEMBER_AT + len]
+        }
+    }
+
+    /// A new record (its chain link [`NIL`]).
+    pub fn alloc(&mut self, score: f64, member: &[u8], height: usize) -> Handle {
+        debug_assert!((1..=32).contains(&height));
+        let units = record_units(member.len());
+        let h = match self.free.get_mut(&units).and_then(Vec::pop) {
+            Some(h) => h,
+            None => self.carve(units),
+        };
+        let r = &mut self.bytes_mut(h)[..units * UNIT];
+        r[SCORE_AT..SCORE_AT + 8].copy_from_slice(&score.to_le_bytes());
+        r[NEXT_AT..NEXT_AT + 4].copy_from_slice(&NIL.to_le_bytes());
+        let mut at = MEMBER_AT;
+        let meta_len = if member.len() >= LEN_ESCAPE {
+            let len = u32::try_from(member.len()).expect("members fit in u32");
+            r[at..at + 4].copy_from_slice(&len.to_le_bytes());
+            at += 4;
+            LEN_ESCAPE
+        } else {
+            member.len()
+        };
+        let meta = ((meta_len << 5) | (height - 1)) as u16;
+        r[META_AT..META_AT + 2].copy_from_slice(&meta.to_le_bytes());
+        r[at..at + member.len()].copy_from_slice(member);
+        h
+    }
+
+    /// Room for `units` units that no freed record provides.
+    fn carve(&mut self, units: usize) -> Handle {
+        let bytes = units * UNIT;
+        let page_id = |page: usize| {
+            assert!(page < MAX_PAGES, "btree zset record arena full");
+            (page as Handle) << PAGE_SHIFT
+        };
+        if bytes > OWN_PAGE_BYTES {
+            let buf = vec![0u8; bytes];
+            let page = match self.free_pages.pop() {
+                Some(p) => {
+                    self.pages[p] = buf;
+                    p
+                }
+                None => {
+                    self.pages.push(buf);
+                    self.pages.len() - 1
+                }
+            };
+            return page_id(page);
+        }
+        if self.pages[self.fill].len() + bytes > PAGE_BYTES {
+            self.pages.push(Vec::new());
+            self.fill = self.pages.len() - 1;
+        }
+        let page = &mut self.pages[self.fill];
+        let at = page.len();
+        if at + bytes > page.capacity() {
+            let cap = (page.capacity() * 2).max(at + bytes).clamp(256, PAGE_BYTES);
+            page.reserve_exact(cap - at);
+        }
+        page.resize(at + bytes, 0);
+        page_id(self.fill) | (at / UNIT) as Handle
+    }
+
+    /// Gives a record back (its handle must not be used again).
+    pub fn free(&mut self, h: Handle) {
+        let units = record_units(self.member(h).len());
+        if units * UNIT > OWN_PAGE_BYTES {
+            let page = (h >> PAGE_SHIFT) as usize;
+            self.pages[page] = Vec::new();
+            self.free_pages.push(page);
+        } else {
+            self.free.entry(units).or_default().push(h);
+        }
+    }
+
+    /// Bytes allocated: pages by capacity, the free lists' vectors.
+    pub fn heap_bytes(&self) -> usize {
+        let pages = self.pages.capacity() * std::mem::size_of::<Vec<u8>>()
+            + self.pages.iter().map(Vec::capacity).sum::<usize>();
+        let free: usize = self
+            .free
+            .values()
+            .map(|v| v.capacity() * std::mem::size_of::<Handle>())
+            .sum();
+        pages + free + self.free_pages.capacity() * std::mem::size_of::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_read_back_and_are_reused() {
+        let mut r = Records::new();
+        let a = r.alloc(1.5, b"abcdefgh", 3);
+        let big = vec![7u8; 40_000];
+        let b = r.alloc(-2.0, &big, 1);
+        let c = r.alloc(0.0, &vec![1u8; 3000], 32);
+        assert_eq!(
+            (r.score(a), r.member(a), r.height(a)),
+            (1.5, &b"abcdefgh"[..], 3)
+        );
+        assert_eq!((r.score(b), r.member(b)), (-2.0, &big[..]));
+        assert_eq!((r.member(c).len(), r.height(c)), (3000, 32));
+        assert_eq!(r.next(a), NIL);
+        r.set_next(a, c);
+        r.set_score(a, 9.0);
+        assert_eq!((r.next(a), r.score(a)), (c, 9.0));
+        r.free(a);
+        assert_eq!(r.alloc(2.0, b"hgfedcba", 1), a, "same size: reused");
+        r.free(b);
+        assert_eq!(r.alloc(2.0, &big[..30_000], 1), b, "the big page is reused");
+        assert_eq!(record_bytes(8), 22);
+    }
+}
