@@ -155,8 +155,17 @@ fn pfcount(s: &mut Server, a: &Args) -> CmdResult {
         return Ok(Reply::Integer(hll::count_raw(&raw) as i64));
     }
     let key = a.bytes(1);
-    if sketch(s, key)?.is_none() {
-        return Ok(Reply::Integer(0));
+    match lookup(s, key)? {
+        None => return Ok(Reply::Integer(0)),
+        // A raw sketch with a valid cache: the answer, from the one lookup
+        // (unsharing would change nothing, the value is raw already).
+        Some(StringValue::Raw(sds)) if hll::is_valid(sds.as_bytes()) => {
+            if let Some(card) = hll::cached_count(sds.as_bytes()) {
+                return Ok(Reply::Integer(card as i64));
+            }
+        }
+        Some(StringValue::Embstr(b)) if hll::is_valid(b) => {}
+        Some(_) => return Err(Reply::error(NOT_HLL)),
     }
     let sds = unshared(s, key)?;
     if let Some(card) = hll::cached_count(sds.as_bytes()) {
