@@ -36,7 +36,9 @@ pub fn cases(prefix: &str, data: &Attendance) -> Vec<Case> {
         },
         Case {
             key: "heap-set".into(),
-            label: format!("the {days} days as sets of ids (SADDs of 1,000; hashtable), per member"),
+            label: format!(
+                "the {days} days as sets of ids (SADDs of 1,000; hashtable), per member"
+            ),
             unit: "B/member",
             elements: members,
             commands: sadds,

@@ -62,7 +62,9 @@ pub fn cases(prefix: &str, scale: f64) -> Vec<Case> {
         },
         Case {
             key: "heap-hash-big".into(),
-            label: format!("one hash of {n} fields (hashtable; 8-digit field, UUID value), per field"),
+            label: format!(
+                "one hash of {n} fields (hashtable; 8-digit field, UUID value), per field"
+            ),
             unit: "B/field",
             elements: n,
             keys: vec![big.into_bytes()],

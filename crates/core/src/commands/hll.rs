@@ -152,7 +152,7 @@ fn pfcount(s: &mut Server, a: &Args) -> CmdResult {
         // On the stack, as in Redis: no allocation per call.
         let mut raw = [0u8; REGISTERS];
         merge_keys(s, &a.all()[1..], &mut raw)?;
-        return Ok(Reply::Integer(hll::count_raw(&raw) as i64));
+        return Ok(Reply::Integer(hll::count_raw(&raw, s.hll_simd) as i64));
     }
     let key = a.bytes(1);
     match lookup(s, key)? {

@@ -16,19 +16,22 @@
 //! * a portable scalar loop over the groups ([`merge_into_scalar`],
 //!   [`compress_scalar`]);
 //! * on x86_64 with AVX2 (detected at run time), 32 registers per step
-//!   ([`avx2`]): two 12-byte groups are loaded into the two 128-bit lanes, a byte
-//!   shuffle spreads each 3-byte group over a 32-bit lane, and masks and shifts
-//!   put one register in each byte (the reverse for compress).
+//!   ([`avx2`]): one unaligned 32-byte load holds 24 packed bytes, a byte shuffle
+//!   spreads each 3-byte group over a 32-bit lane, and masks and shifts put one
+//!   register in each byte (the reverse for compress).
 //!
 //! [`merge_into`] and [`compress`] pick the vector path when the caller allows
 //! it (PFDEBUG SIMD ON, the default) and the CPU has AVX2; Redis's NEON path for
-//! aarch64 has no counterpart here (the scalar loop runs there).
+//! aarch64 has no counterpart here (the scalar loop runs there). The core also
+//! counts a many-key PFCOUNT's histogram with AVX2 ([`raw_histogram`]; Redis's
+//! `hllRawRegHisto` is scalar only), under the same switch, so PFDEBUG SIMD OFF
+//! runs every loop scalar.
 //!
-//! How it differs from the C code: Redis's AVX2 merge loads 32 bytes 4 bytes
-//! before each 24-byte block (so it merges the first 8 registers one by one);
-//! here each lane is loaded on its own, which needs no head and leaves the last
-//! 32 registers to the scalar loop (a full step there would read 4 bytes past the
-//! array).
+//! How it differs from the C code: the kernels follow Redis's layout of the work
+//! (the merge's load starts 4 bytes before each block, so the first 8 and last
+//! 24 registers are merged one by one; compress stores two 16-byte halves and
+//! leaves the last 32 registers to the scalar loop); the scalar loops here work
+//! on whole 3-byte groups where Redis reads each register with its macro.
 
 use super::{REGISTERS, REGISTER_MAX};
 
@@ -106,8 +109,23 @@ pub fn histogram(registers: &[u8], histo: &mut [u32; 64]) {
     }
 }
 
-/// `hllRawRegHisto`: the histogram of one byte per register (values below 64).
-pub fn raw_histogram(raw: &[u8; REGISTERS], histo: &mut [u32; 64]) {
+/// `hllRawRegHisto`: the histogram of one byte per register (values below 64),
+/// with AVX2 if `simd` allows it, the CPU has it and the registers are low
+/// enough for the vector count to be the faster (see [`avx2::raw_histogram`]).
+pub fn raw_histogram(raw: &[u8; REGISTERS], histo: &mut [u32; 64], simd: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if simd && simd_available() {
+        // SAFETY: AVX2 is present (checked just above).
+        if unsafe { avx2::raw_histogram(raw, histo) } {
+            return;
+        }
+    }
+    let _ = simd;
+    raw_histogram_scalar(raw, histo);
+}
+
+/// The portable histogram: every byte counted, in four tables.
+pub fn raw_histogram_scalar(raw: &[u8; REGISTERS], histo: &mut [u32; 64]) {
     let mut part = [[0u32; 64]; 4];
     for word in raw.chunks_exact(8) {
         // Redis's shortcut: a word of empty registers counts 8 at once.
@@ -208,22 +226,15 @@ pub mod avx2 {
     use super::{compress_groups, merge_groups, BYTES};
     use crate::hll::REGISTERS;
 
-    /// Steps of 32 registers; the last 32 registers go through the scalar loop,
-    /// since a full step there would touch 4 bytes past the packed array.
+    /// Steps of 32 registers; the registers before and after them go through
+    /// the scalar loop, since a full step there would touch bytes outside the
+    /// packed array.
     const STEPS: usize = REGISTERS / 32 - 1;
+    /// Registers the merge does one by one before its first step.
+    const HEAD: usize = 8;
 
-    /// Within each 128-bit lane, the 12 packed bytes of 16 registers spread
-    /// over four 32-bit lanes, 3 bytes and a zero each (-1 selects zero).
-    #[target_feature(enable = "avx2")]
-    unsafe fn spread() -> __m256i {
-        _mm256_setr_epi8(
-            0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1, //
-            0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1,
-        )
-    }
-
-    /// The reverse: the low 3 bytes of each 32-bit lane gathered into the first
-    /// 12 bytes of its 128-bit lane, the last 4 zero.
+    /// The low 3 bytes of each 32-bit lane gathered into the first 12 bytes of
+    /// its 128-bit lane, the last 4 zero (compress's shuffle).
     #[target_feature(enable = "avx2")]
     unsafe fn gather() -> __m256i {
         _mm256_setr_epi8(
@@ -232,26 +243,89 @@ pub mod avx2 {
         )
     }
 
+    /// The highest register value for which [`raw_histogram`] counts by
+    /// comparison; above it the scalar count is the cheaper.
+    const HISTOGRAM_MAX: u8 = 24;
+
+    /// [`super::raw_histogram_scalar`]'s result (registers taken modulo 64),
+    /// counted one value at a time: each pass compares all 16,384 bytes with one
+    /// value and adds the matches up in byte counters (folded into 64-bit sums
+    /// before they can overflow). One pass per value up to the highest register,
+    /// so it is done only when that is at most [`HISTOGRAM_MAX`] (the registers of
+    /// sketches up to some millions of elements); false, with `histo` untouched,
+    /// otherwise.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn raw_histogram(raw: &[u8; REGISTERS], histo: &mut [u32; 64]) -> bool {
+        const VECTORS: usize = REGISTERS / 32;
+        let src = raw.as_ptr().cast::<__m256i>();
+        let low6 = _mm256_set1_epi8(63);
+        let load = |i: usize| _mm256_and_si256(_mm256_loadu_si256(src.add(i)), low6);
+        let mut top = _mm256_setzero_si256();
+        for i in 0..VECTORS {
+            top = _mm256_max_epu8(top, load(i));
+        }
+        let mut lanes = [0u8; 32];
+        _mm256_storeu_si256(lanes.as_mut_ptr().cast(), top);
+        let max = lanes.iter().copied().max().unwrap_or(0);
+        if max > HISTOGRAM_MAX {
+            return false;
+        }
+        let zero = _mm256_setzero_si256();
+        let mut counted = 0u32;
+        for v in 1..=max {
+            let want = _mm256_set1_epi8(v as i8);
+            let mut sums = zero;
+            // 255 steps at most per byte counter before it is folded.
+            for block in (0..VECTORS).step_by(255) {
+                let mut acc = zero;
+                for i in block..(block + 255).min(VECTORS) {
+                    // A match is 0xff, i.e. -1: subtracting it counts one.
+                    acc = _mm256_sub_epi8(acc, _mm256_cmpeq_epi8(load(i), want));
+                }
+                sums = _mm256_add_epi64(sums, _mm256_sad_epu8(acc, zero));
+            }
+            let mut four = [0u64; 4];
+            _mm256_storeu_si256(four.as_mut_ptr().cast(), sums);
+            let n = four.iter().sum::<u64>() as u32;
+            histo[usize::from(v)] += n;
+            counted += n;
+        }
+        histo[0] += REGISTERS as u32 - counted;
+        true
+    }
+
     /// [`super::merge_into_scalar`]'s result, 32 registers per step.
+    ///
+    /// Each step loads 32 bytes starting 4 bytes before its 24-byte block, so
+    /// that the block's first 12 bytes sit at 4..16 of the low 128-bit lane and
+    /// the next 12 at 0..12 of the high lane (a byte shuffle cannot cross the
+    /// lanes). The first 8 registers (6 bytes) have no 4 bytes before them and
+    /// are merged by the scalar loop, as are the last 24, where a load would
+    /// pass the array's end.
     ///
     /// # Safety
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
     pub unsafe fn merge_into(raw: &mut [u8; REGISTERS], registers: &[u8; BYTES]) {
-        let spread = spread();
+        let spread = _mm256_setr_epi8(
+            4, 5, 6, -1, 7, 8, 9, -1, 10, 11, 12, -1, 13, 14, 15, -1, //
+            0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1,
+        );
         let m0 = _mm256_set1_epi32(0x0000_003f);
         let m1 = _mm256_set1_epi32(0x0000_0fc0);
         let m2 = _mm256_set1_epi32(0x0003_f000);
         let m3 = _mm256_set1_epi32(0x00fc_0000);
-        let src = registers.as_ptr();
-        let dst = raw.as_mut_ptr();
+        merge_groups(&mut raw[..HEAD], &registers[..HEAD / 4 * 3]);
+        let src = registers.as_ptr().add(HEAD / 4 * 3 - 4);
+        let dst = raw.as_mut_ptr().add(HEAD);
         for step in 0..STEPS {
-            // SAFETY (bounds): the highest byte read is 24·STEPS + 12 + 15 =
-            // 12,267 < BYTES; the highest written is 32·STEPS + 31 < REGISTERS.
-            let p = src.add(step * 24);
-            let lo = _mm_loadu_si128(p.cast());
-            let hi = _mm_loadu_si128(p.add(12).cast());
-            let x = _mm256_shuffle_epi8(_mm256_set_m128i(hi, lo), spread);
+            // SAFETY (bounds): the highest byte read is 2 + 24·510 + 31 =
+            // 12,273 < BYTES; the highest written is 8 + 32·510 + 31 < REGISTERS.
+            let x = _mm256_loadu_si256(src.add(step * 24).cast());
+            let x = _mm256_shuffle_epi8(x, spread);
             // Lane bits: a = 0..6, b = 6..12, c = 12..18, d = 18..24; each is
             // moved to the bottom of its own byte.
             let y = _mm256_or_si256(
@@ -267,7 +341,8 @@ pub mod avx2 {
             let t = dst.add(step * 32).cast::<__m256i>();
             _mm256_storeu_si256(t, _mm256_max_epu8(_mm256_loadu_si256(t), y));
         }
-        merge_groups(&mut raw[STEPS * 32..], &registers[STEPS * 24..]);
+        let done = HEAD + STEPS * 32;
+        merge_groups(&mut raw[done..], &registers[done / 4 * 3..]);
     }
 
     /// [`super::compress_scalar`]'s result, 32 registers per step.
@@ -348,11 +423,11 @@ mod tests {
     fn scalar_and_simd_paths_agree_on_random_sketches() {
         let mut rng = ChaCha8Rng::seed_from_u64(0x5eed);
         for round in 0..60 {
-            let top = [64u8, 8, 2][round % 3];
+            let top = [64u8, 8, 2, 25, 26][round % 5];
             let mut values = || -> Vec<u8> {
                 (0..REGISTERS)
                     .map(|_| {
-                        if round % 5 == 4 && rng.gen_bool(0.9) {
+                        if round % 7 == 6 && rng.gen_bool(0.9) {
                             0
                         } else {
                             rng.gen_range(0..top)
@@ -391,8 +466,22 @@ mod tests {
 
             let mut h1 = [0u32; 64];
             histogram(regs, &mut h1);
+            let raw_b: [u8; REGISTERS] = b.clone().try_into().unwrap();
             let mut h2 = [0u32; 64];
-            raw_histogram(&b.clone().try_into().unwrap(), &mut h2);
+            raw_histogram_scalar(&raw_b, &mut h2);
+            let mut h4 = [0u32; 64];
+            raw_histogram(&raw_b, &mut h4, true);
+            assert_eq!(h4, h2, "round {round}");
+            #[cfg(target_arch = "x86_64")]
+            if simd_available() {
+                let mut h5 = [0u32; 64];
+                // SAFETY: AVX2 checked. Registers under 25 take the vector count.
+                let vector = unsafe { avx2::raw_histogram(&raw_b, &mut h5) };
+                assert_eq!(vector, top <= 25, "round {round}");
+                if vector {
+                    assert_eq!(h5, h2, "round {round}");
+                }
+            }
             let mut h3 = [0u32; 64];
             for &v in &b {
                 h3[usize::from(v)] += 1;

@@ -166,10 +166,11 @@ pub fn merge_into(raw: &mut [u8; REGISTERS], bytes: &[u8], simd: bool) -> Result
     }
 }
 
-/// `hllCount` of the internal one-byte-per-register form (many-key PFCOUNT).
-pub fn count_raw(raw: &[u8; REGISTERS]) -> u64 {
+/// `hllCount` of the internal one-byte-per-register form (many-key PFCOUNT);
+/// `simd` lets the histogram take its AVX2 count (see [`dense::raw_histogram`]).
+pub fn count_raw(raw: &[u8; REGISTERS], simd: bool) -> u64 {
     let mut histo = [0u32; 64];
-    dense::raw_histogram(raw, &mut histo);
+    dense::raw_histogram(raw, &mut histo, simd);
     estimate::estimate(&histo)
 }
 
@@ -212,7 +213,7 @@ mod tests {
             for simd in [false, true] {
                 let mut raw = [0u8; REGISTERS];
                 merge_into(&mut raw, s.as_bytes(), simd).unwrap();
-                assert_eq!(count_raw(&raw), count(s.as_bytes()).unwrap());
+                assert_eq!(count_raw(&raw, simd), count(s.as_bytes()).unwrap());
                 let mut raw_dense = [0u8; REGISTERS];
                 merge_into(&mut raw_dense, d.as_bytes(), simd).unwrap();
                 assert_eq!(raw_dense, raw);
