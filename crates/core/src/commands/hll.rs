@@ -359,6 +359,20 @@ mod tests {
         );
     }
 
+    /// `lookupKeyRead` once per key: a many-key PFCOUNT counts one hit per
+    /// existing key and one miss per missing one (the core used to look each
+    /// key up twice, counting every hit double).
+    #[test]
+    fn a_many_key_count_looks_each_key_up_once() {
+        let mut s = Server::new();
+        s.cmd(&["PFADD", "a", "x"]);
+        s.cmd(&["PFADD", "b", "y"]);
+        let (h0, m0) = (s.stats.keyspace_hits, s.stats.keyspace_misses);
+        assert_eq!(s.cmd(&["PFCOUNT", "a", "b", "nokey"]), Reply::Integer(2));
+        assert_eq!(s.stats.keyspace_hits - h0, 2);
+        assert_eq!(s.stats.keyspace_misses - m0, 1);
+    }
+
     #[test]
     fn errors_read_like_redis() {
         let mut s = Server::new();
