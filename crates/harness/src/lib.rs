@@ -21,7 +21,9 @@
 //! * [`progress`]: progress bars for phases longer than a second, on a terminal;
 //! * [`jobs`]: who ran which job how often, for the queue labs; worker threads;
 //! * [`inprocess`]: the core timed by calling `Server::execute` directly;
-//! * [`alloc`]: a counting global allocator, for a structure's real heap.
+//! * [`alloc`]: a counting global allocator, for a structure's real heap;
+//! * [`heap`]: that heap for some commands in process, beside Redis's `used_memory`
+//!   growth for the same commands.
 
 pub mod alloc;
 pub mod backend;
@@ -32,6 +34,7 @@ pub mod claims;
 pub mod cluster;
 pub mod fmt;
 pub mod geo_load;
+pub mod heap;
 pub mod inprocess;
 pub mod jobs;
 pub mod lab;

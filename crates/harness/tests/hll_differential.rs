@@ -413,6 +413,7 @@ fn merges_of_sparse_and_dense_sketches() {
             let mut cmd = argv(&[b"PFMERGE", dest]);
             cmd.extend(combo.iter().map(|k| k.to_vec()));
             pair.check(&cmd);
+            pair.check(&argv(&[b"DUMP", dest]));
             pair.inspect(dest);
             if dest == b"old-sparse" {
                 pair.check(&argv(&[b"PFDEBUG", b"DECODE", dest]));
@@ -426,6 +427,84 @@ fn merges_of_sparse_and_dense_sketches() {
     pair.check(&argv(&[b"PFDEBUG", b"GETREG", b"s1400a"]));
     pair.inspect(b"s1400a");
     eprintln!("{merges} merges: {} commands, identical replies", pair.sent);
+}
+
+/// A dense sketch with every register random in `0..top` (stale cache), as SET
+/// would store one: both servers accept any 12,304-byte dense value.
+fn random_dense(rng: &mut ChaCha8Rng, top: u8) -> Vec<u8> {
+    let mut regs = vec![0u8; 16_384];
+    for r in regs.iter_mut() {
+        *r = rng.gen_range(0..top);
+    }
+    let mut out = b"HYLL\x00\x00\x00\x00".to_vec();
+    out.extend([0, 0, 0, 0, 0, 0, 0, 0x80]);
+    // Four 6-bit registers per 3 bytes, little-endian (the dense layout).
+    for r in regs.chunks_exact(4) {
+        out.push(r[0] | r[1] << 6);
+        out.push(r[1] >> 2 | r[2] << 4);
+        out.push(r[2] >> 4 | r[3] << 2);
+    }
+    out
+}
+
+/// Many-key PFCOUNT and PFMERGE of 3 and 10 dense sketches (random registers
+/// over the whole 6-bit range, and sketches grown by PFADD), with PFDEBUG SIMD
+/// ON and OFF on both servers: the core's AVX2 and scalar paths must both give
+/// Redis's counts, and the merged sketches' GET and DUMP bytes must be Redis's.
+#[test]
+fn dense_merges_agree_with_simd_on_and_off() {
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let mut pair = Pair::new(server.port);
+    pair.flush();
+    let mut rng = ChaCha8Rng::seed_from_u64(0xd0d0);
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    for i in 0..10 {
+        let key = format!("rd{i}").into_bytes();
+        let top = [64, 64, 33, 8, 2][i % 5];
+        pair.check(&[b"SET".to_vec(), key.clone(), random_dense(&mut rng, top)]);
+        keys.push(key);
+    }
+    for i in 0..10 {
+        let key = format!("pd{i}").into_bytes();
+        for c in stream(Kind::Random, 3000 + 2000 * i, 900 + i as u64, &key) {
+            pair.check(&c);
+        }
+        keys.push(key);
+    }
+    let mut merges = 0;
+    for simd in [b"ON".as_slice(), b"OFF", b"on"] {
+        pair.check(&argv(&[b"PFDEBUG", b"SIMD", simd]));
+        for round in 0..12 {
+            let n = if round % 2 == 0 { 3 } else { 10 };
+            let picked: Vec<Vec<u8>> = (0..n)
+                .map(|_| keys[rng.gen_range(0..keys.len())].clone())
+                .collect();
+            let mut count = argv(&[b"PFCOUNT"]);
+            count.extend(picked.iter().cloned());
+            pair.check(&count);
+            for dest in [b"m-new".as_slice(), b"m-sparse", b"m-dense"] {
+                pair.check(&argv(&[b"DEL", dest]));
+                if dest == b"m-sparse" {
+                    pair.check(&argv(&[b"PFADD", dest, b"a", b"b"]));
+                } else if dest == b"m-dense" {
+                    pair.check(&[b"SET".to_vec(), dest.to_vec(), random_dense(&mut rng, 20)]);
+                }
+                let mut merge = argv(&[b"PFMERGE", dest]);
+                merge.extend(picked.iter().cloned());
+                pair.check(&merge);
+                pair.check(&argv(&[b"DUMP", dest]));
+                pair.inspect(dest);
+                pair.check(&argv(&[b"DUMP", dest]));
+                merges += 1;
+            }
+        }
+    }
+    eprintln!(
+        "{merges} dense merges: {} commands, identical replies",
+        pair.sent
+    );
 }
 
 /// A sparse sketch's bytes, built by the core.

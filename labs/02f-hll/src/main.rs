@@ -10,12 +10,25 @@
 //!
 //! The core's sketch is Redis's byte for byte, so every count is exact between the
 //! two backends (same elements, same hash, same registers).
+//!
+//! Then the core in process ([`inproc`]): its real heap per dense and sparse
+//! sketch beside Redis's `used_memory` growth, and its ns per PFADD, PFCOUNT of
+//! 1/3/10 dense keys and PFMERGE of 3/10 beside Redis's `usec_per_call`, with the
+//! dense merge's AVX2 path and its scalar loop (PFDEBUG SIMD).
+
+mod inproc;
 
 use std::process::ExitCode;
 use std::time::Instant;
 
 use redislab_core::hll;
+use redislab_harness::alloc::CountingAlloc;
+use redislab_harness::heap;
 use redislab_harness::{run, Cell, Chart, ChartKind, Kind, Kv, LabInfo, Recorder};
+
+/// Counts the heap while the in-process core builds sketches (off otherwise).
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc::new();
 
 const LAB: LabInfo = LabInfo {
     id: "02f-hll",
@@ -40,7 +53,7 @@ const STD_ERR_PCT: f64 = 104.0 / 128.0;
 const DAYS: u64 = 7;
 const VIEWERS: u64 = 200_000;
 
-fn viewer(i: u64) -> String {
+pub fn viewer(i: u64) -> String {
     format!("u{i}")
 }
 
@@ -94,6 +107,8 @@ fn rate(n: u64, since: Instant) -> Cell {
 }
 
 fn main() -> ExitCode {
+    // On only around the memory rows' builds (inproc::heap_steps).
+    ALLOC.set_counting(false);
     run(LAB, |ctx| {
         let scale = ctx.scale;
         let top = (10_000_000.0 * scale).round() as u64;
@@ -234,6 +249,14 @@ fn main() -> ExitCode {
             r.measured(&format!("{key}-ratio"), "… core ÷ redis (one run)", None)
                 .band(3.0);
         }
+        let prefix = ctx
+            .redis
+            .as_ref()
+            .or(ctx.core.as_ref())
+            .map(|kv| kv.key(""))
+            .unwrap_or_default();
+        let cases = inproc::heap_cases(&prefix, truth);
+        inproc::declare(&mut ctx.report, &cases);
         // Only a redis-server this run started gets a BGSAVE (it writes a file).
         let redis_pid = ctx.redis_pid;
         ctx.each_kv(|kv, rec| {
@@ -245,6 +268,20 @@ fn main() -> ExitCode {
         })?;
         for key in ["pfadd-ops", "pfcount-ops", "pfcount7-ops"] {
             ctx.report.core_over_redis(key, &format!("{key}-ratio"));
+        }
+        {
+            let core = ctx.core.is_some();
+            let mut recs = heap::measure(&ALLOC, core, ctx.redis.as_mut(), &cases)?;
+            inproc::time_steps(
+                core,
+                ctx.redis.as_mut(),
+                redis_pid.is_some(),
+                &prefix,
+                &mut recs,
+            )?;
+            for rec in recs {
+                ctx.report.merge(rec)?;
+            }
         }
         // ±1.04/√m with m = 16,384 registers, in %: the standard error.
         let se = 104.0 / (16_384f64).sqrt();
@@ -265,6 +302,8 @@ fn main() -> ExitCode {
         ctx.note("100 elements: MEMORY USAGE 472 where the article has 408. A sparse sketch is a list of opcodes (runs of empty registers, runs of equal values), so its length depends on which registers the elements hit: the STRLEN row shows this sketch's length; its SDS lands in jemalloc's 448-byte class, while the article's elements gave a sketch one class (64 B) smaller. From 1,000 elements on the sizes agree.");
         ctx.note("The set of 800,000 viewers: MEMORY USAGE 38,871,882 B where the article has 34,677,578 B, exactly 4,194,304 B = 2^19 buckets × 8 B less. The set row built again while a BGSAVE child is alive gives the article's figure to the byte: Redis does not grow a hash table past 2^19 buckets while a fork shares its memory (until 4 elements a bucket). So the article's server most likely had a save running while the set grew, as a default redis-server's save rules (60 s / 10,000 changes) start one during 800,000 SADDs. The harness's servers run with save \"\", so the first row grew to 2^20 buckets. The core does not fork: it has no such row.");
         ctx.note("A dense sketch is a 12,304-byte string (16-byte header + 16,384 × 6 bits) whose SDS takes jemalloc's 14,336-byte class; MEMORY USAGE adds the key object. The sparse→dense row: the sketch goes dense when an edit would take the string past hll-sparse-max-bytes (3000) or a register needs a value above 32.");
+        ctx.note("Real memory (heap-* rows): the core's figure is its live heap in this process, counted by a global allocator around sending the same PFADDs to a fresh in-process Server (requested bytes; 'usable' is what glibc malloc set aside); Redis's is INFO memory used_memory after minus before the same PFADDs, pipelined (jemalloc's count, so a dense sketch shows its 14,336-byte size class plus the key's objects). MEMORY USAGE, above, is Redis's model on both backends and is not this figure. The set row is the week's viewers again (u0, u1, …), as SADDs of 1,000 members. The core keeps a sketch in a Vec of its exact length (12,304 B dense), where jemalloc rounds Redis's up to 14,336 B.");
+        ctx.note("In process (ip-* rows): the core's Server is called directly (run, then RESP2 encode into a reused buffer), each call timed on its own after a warm-up; Redis's figure is INFO commandstats' usec difference over exactly its timed calls (its own work and writing the reply into the client buffer, not the socket). Each command is timed in 3 rounds, the core and then Redis straight after in each, on the same 10 dense keys of 20,000 elements (consecutive keys share half); each side keeps its round with the lowest mean (on this shared machine a preempted round inflates one side's mean only). The ratio divides means, as usec_per_call is one; the core's median over Redis's mean is shown beside it. On a loaded machine the mean is the harsher figure for the core: its timed loop is CPU-bound and is preempted mid-call at the end of each time slice (a few calls of milliseconds lift the mean above the p99), while redis-server sleeps between requests and is rarely preempted inside one. The 10-key PFCOUNT and PFMERGE are timed again with PFDEBUG SIMD OFF: the dense merge (and PFMERGE's write-back) then take the scalar loop on both (Redis only when this run started it: the switch is server-wide). A ratio below 1 means the core's call is cheaper than Redis's own server-side time; the ratios are within one run and carry a band, the ns figures are reported only.");
         ctx.note("The set of viewers is built on both backends (the core models Redis's set encodings and their MEMORY USAGE). The core is reached through its own RESP listener, so its timings include that hop.");
         Ok(())
     })

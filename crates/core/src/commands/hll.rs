@@ -123,33 +123,49 @@ fn pfadd(s: &mut Server, a: &Args) -> CmdResult {
     Ok(Reply::Integer(i64::from(updated > 0)))
 }
 
-/// Folds every existing sketch among `keys` into one-byte maxima; also says
-/// whether any of them was dense.
-fn merge_keys(s: &mut Server, keys: &[Vec<u8>]) -> Result<(Box<[u8; REGISTERS]>, bool), Reply> {
-    let mut raw = Box::new([0u8; REGISTERS]);
+/// Folds every existing sketch among `keys` into `raw`'s one-byte maxima (which
+/// the caller has zeroed); says whether any of them was dense. One
+/// `lookupKeyRead` per key, even in PFMERGE, and the merge reads the stored
+/// bytes in place.
+fn merge_keys(s: &mut Server, keys: &[Vec<u8>], raw: &mut [u8; REGISTERS]) -> Result<bool, Reply> {
+    let simd = s.hll_simd;
     let mut any_dense = false;
     for key in keys {
-        // `lookupKeyRead`, even in PFMERGE.
-        super::string_value::lookup_source(s, key)?;
-        let Some(bytes) = sketch(s, key)? else {
+        let Some(v) = super::string_value::lookup_source(s, key)? else {
             continue;
         };
-        any_dense |= hll::encoding(&bytes) == Encoding::Dense;
-        hll::merge_into(&mut raw, &bytes).map_err(|_| corrupt())?;
+        let bytes = match v {
+            StringValue::Raw(sds) if hll::is_valid(sds.as_bytes()) => sds.as_bytes(),
+            StringValue::Embstr(b) if hll::is_valid(b) => &b[..],
+            _ => return Err(Reply::error(NOT_HLL)),
+        };
+        any_dense |= hll::encoding(bytes) == Encoding::Dense;
+        hll::merge_into(raw, bytes, simd).map_err(|_| corrupt())?;
     }
-    Ok((raw, any_dense))
+    Ok(any_dense)
 }
 
 /// PFCOUNT key [key ...]. One key: the cached count, or a fresh one written back
 /// into the header. Many keys: the count of their union, nothing written.
 fn pfcount(s: &mut Server, a: &Args) -> CmdResult {
     if a.len() > 2 {
-        let (raw, _) = merge_keys(s, &a.all()[1..])?;
-        return Ok(Reply::Integer(hll::count_raw(&raw) as i64));
+        // On the stack, as in Redis: no allocation per call.
+        let mut raw = [0u8; REGISTERS];
+        merge_keys(s, &a.all()[1..], &mut raw)?;
+        return Ok(Reply::Integer(hll::count_raw(&raw, s.hll_simd) as i64));
     }
     let key = a.bytes(1);
-    if sketch(s, key)?.is_none() {
-        return Ok(Reply::Integer(0));
+    match lookup(s, key)? {
+        None => return Ok(Reply::Integer(0)),
+        // A raw sketch with a valid cache: the answer, from the one lookup
+        // (unsharing would change nothing, the value is raw already).
+        Some(StringValue::Raw(sds)) if hll::is_valid(sds.as_bytes()) => {
+            if let Some(card) = hll::cached_count(sds.as_bytes()) {
+                return Ok(Reply::Integer(card as i64));
+            }
+        }
+        Some(StringValue::Embstr(b)) if hll::is_valid(b) => {}
+        Some(_) => return Err(Reply::error(NOT_HLL)),
     }
     let sds = unshared(s, key)?;
     if let Some(card) = hll::cached_count(sds.as_bytes()) {
@@ -166,14 +182,16 @@ fn pfcount(s: &mut Server, a: &Args) -> CmdResult {
 /// into dest. Dense if any input was dense; otherwise dest stays sparse unless the
 /// registers written promote it.
 fn pfmerge(s: &mut Server, a: &Args) -> CmdResult {
-    let (raw, any_dense) = merge_keys(s, &a.all()[1..])?;
+    let mut raw = [0u8; REGISTERS];
+    let any_dense = merge_keys(s, &a.all()[1..], &mut raw)?;
+    let simd = s.hll_simd;
     let key = a.bytes(1);
     let exists = s.keyspace.contains(key);
     let max = sparse_max(s);
     let (sds, _) = writable(s, key, exists)?;
     if any_dense {
         sparse::to_dense(sds).map_err(|_| corrupt())?;
-        dense::compress(&mut sds.bytes_mut()[HDR_SIZE..], &raw[..]);
+        dense::compress(&mut sds.bytes_mut()[HDR_SIZE..], &raw, simd);
     } else {
         for (index, &value) in raw.iter().enumerate() {
             if value != 0 {
@@ -190,14 +208,19 @@ fn pfmerge(s: &mut Server, a: &Args) -> CmdResult {
 /// PFDEBUG GETREG|DECODE|ENCODING|TODENSE key, and PFDEBUG SIMD ON|OFF.
 fn pfdebug(s: &mut Server, a: &Args) -> CmdResult {
     if a.is(1, "simd") {
-        // Only the flag: the core's merge and compress have one code path.
+        // The flag chooses the dense merge's and compress's path (AVX2 or
+        // scalar, see hll::dense); the reply says whether the vector path runs.
         if a.is(2, "on") || a.is(2, "off") {
             s.hll_simd = a.is(2, "on");
         } else {
             // Redis sends this error and then the status below: two replies.
             return Err(Reply::error("ERR Argument must be ON or OFF"));
         }
-        let state = if s.hll_simd { "enabled" } else { "disabled" };
+        let state = if s.hll_simd && dense::simd_reported() {
+            "enabled"
+        } else {
+            "disabled"
+        };
         s.set_dirty(0);
         return Ok(Reply::Status(state.into()));
     }
@@ -334,6 +357,20 @@ mod tests {
             s.cmd(&["PFDEBUG", "ENCODING", "h"]),
             Reply::Status("sparse".into())
         );
+    }
+
+    /// `lookupKeyRead` once per key: a many-key PFCOUNT counts one hit per
+    /// existing key and one miss per missing one (the core used to look each
+    /// key up twice, counting every hit double).
+    #[test]
+    fn a_many_key_count_looks_each_key_up_once() {
+        let mut s = Server::new();
+        s.cmd(&["PFADD", "a", "x"]);
+        s.cmd(&["PFADD", "b", "y"]);
+        let (h0, m0) = (s.stats.keyspace_hits, s.stats.keyspace_misses);
+        assert_eq!(s.cmd(&["PFCOUNT", "a", "b", "nokey"]), Reply::Integer(2));
+        assert_eq!(s.stats.keyspace_hits - h0, 2);
+        assert_eq!(s.stats.keyspace_misses - m0, 1);
     }
 
     #[test]

@@ -154,23 +154,23 @@ pub fn count(bytes: &[u8]) -> Result<u64, Corrupt> {
     Ok(estimate::estimate(&histo))
 }
 
-/// `hllMerge`: folds a stored sketch into one-byte-per-register maxima.
-pub fn merge_into(raw: &mut [u8; REGISTERS], bytes: &[u8]) -> Result<(), Corrupt> {
+/// `hllMerge`: folds a stored sketch into one-byte-per-register maxima; `simd`
+/// lets a dense sketch take the AVX2 path where the CPU has it (PFDEBUG SIMD).
+pub fn merge_into(raw: &mut [u8; REGISTERS], bytes: &[u8], simd: bool) -> Result<(), Corrupt> {
     match encoding(bytes) {
         Encoding::Dense => {
-            dense::merge_into(raw, &bytes[HDR_SIZE..]);
+            dense::merge_into(raw, &bytes[HDR_SIZE..], simd);
             Ok(())
         }
         Encoding::Sparse => sparse::merge_into(raw, bytes),
     }
 }
 
-/// `hllCount` of the internal one-byte-per-register form (many-key PFCOUNT).
-pub fn count_raw(raw: &[u8; REGISTERS]) -> u64 {
+/// `hllCount` of the internal one-byte-per-register form (many-key PFCOUNT);
+/// `simd` lets the histogram take its AVX2 count (see [`dense::raw_histogram`]).
+pub fn count_raw(raw: &[u8; REGISTERS], simd: bool) -> u64 {
     let mut histo = [0u32; 64];
-    for &r in raw.iter() {
-        histo[usize::from(r)] += 1;
-    }
+    dense::raw_histogram(raw, &mut histo, simd);
     estimate::estimate(&histo)
 }
 
@@ -210,9 +210,14 @@ mod tests {
             let mut d = s.clone();
             sparse::to_dense(&mut d).unwrap();
             assert_eq!(count(s.as_bytes()), count(d.as_bytes()));
-            let mut raw = [0u8; REGISTERS];
-            merge_into(&mut raw, s.as_bytes()).unwrap();
-            assert_eq!(count_raw(&raw), count(s.as_bytes()).unwrap());
+            for simd in [false, true] {
+                let mut raw = [0u8; REGISTERS];
+                merge_into(&mut raw, s.as_bytes(), simd).unwrap();
+                assert_eq!(count_raw(&raw, simd), count(s.as_bytes()).unwrap());
+                let mut raw_dense = [0u8; REGISTERS];
+                merge_into(&mut raw_dense, d.as_bytes(), simd).unwrap();
+                assert_eq!(raw_dense, raw);
+            }
         }
     }
 
