@@ -1,9 +1,15 @@
 //! The executor thread: one command at a time, like Redis's main thread.
 //!
-//! It owns the core's [`Server`]. Connections send it what they parsed
-//! ([`Job`]); it runs each client's queue in order through [`Server::call_into`],
-//! which encodes the replies in the client's protocol, and sends the bytes back
-//! ([`ToConn`]). Around that it does what Redis's event loop and `serverCron` do:
+//! It owns the core's [`Server`]. Connections send it what they parsed, one
+//! batch per read ([`Job::Run`]); it runs each client's queue in order through
+//! [`Server::call_into`], which encodes the replies in the client's protocol
+//! into one output buffer the executor reuses for every batch, and writes that
+//! buffer to the client's socket once per batch ([`Output::send`]: straight to
+//! the socket when nothing waits before it, as Redis's `beforeSleep` writes
+//! replies from the main thread; what the socket does not take goes to the
+//! connection's writer task). The requests' argument buffers go back to the
+//! connection to be refilled ([`Output::recycle`]). Around that it does what
+//! Redis's event loop and `serverCron` do:
 //!
 //! * **Blocked clients.** A blocking command with nothing to serve parks its
 //!   client (the rest of its pipeline waits with it) in a FIFO queue; after any
@@ -40,6 +46,9 @@ use redislab_core::server::{
 use redislab_core::Server;
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::connection::Output;
+use crate::resp::Batch;
+
 /// A client's replies are produced this many bytes at a time at most.
 pub const OUT_CHUNK: usize = 1 << 20;
 
@@ -58,7 +67,7 @@ pub enum Job {
     /// script's handler answer them without the executor's tables.
     Run {
         id: ClientId,
-        requests: Vec<Vec<Vec<u8>>>,
+        requests: Batch,
         conn: ConnHandle,
     },
     /// The request stream broke: after the requests before it, answer this
@@ -70,13 +79,10 @@ pub enum Job {
     Gone { id: ClientId },
 }
 
-/// What the executor tells a connection.
+/// What the executor tells a connection's writer (the replies themselves go
+/// through [`Output::send`]).
 #[derive(Debug)]
 pub enum ToConn {
-    /// Write these bytes.
-    Bytes(Vec<u8>),
-    /// One `Run` has been answered completely.
-    Done,
     /// Write everything so far, then send [`Job::Resume`].
     Paused,
     /// Close the connection (`flush`: after writing what is queued).
@@ -87,11 +93,19 @@ pub enum ToConn {
 #[derive(Clone)]
 pub struct ConnHandle {
     pub to_conn: UnboundedSender<ToConn>,
-    /// Bytes sent to the connection and not yet written to its socket.
-    pub unsent: Arc<AtomicUsize>,
+    /// The socket, the bytes waiting for it, and what the reader waits for.
+    pub out: Arc<Output>,
     /// Closes the connection at once, even in the middle of a write to a client
     /// that does not read.
     pub kill: Arc<tokio::sync::Notify>,
+}
+
+impl ConnHandle {
+    /// Writes `bytes` to the client (see [`Output::send`]); the bytes unsent
+    /// after it.
+    pub fn send(&self, bytes: &[u8]) -> usize {
+        self.out.send(bytes)
+    }
 }
 
 /// Limits the connections read from the server's config (kept current by the
@@ -131,6 +145,8 @@ struct Conn {
     paused: bool,
     /// Since when its pushed output has been above the soft limit.
     over_soft_since: Option<Instant>,
+    /// Requests that ran, to hand back to the connection.
+    spent: Vec<Vec<Vec<u8>>>,
 }
 
 struct Executor {
@@ -147,6 +163,9 @@ struct Executor {
     /// Inside [`Executor::serve_waiters`] (which loops until nothing moves, so it
     /// must not start again from a client it serves).
     serving_waiters: bool,
+    /// The output buffer every batch's replies are encoded into (empty between
+    /// batches; it keeps its capacity).
+    out: Vec<u8>,
 }
 
 pub fn execute_jobs(jobs: mpsc::Receiver<Job>, limits: Arc<SharedLimits>) {
@@ -169,6 +188,7 @@ pub fn execute_jobs(jobs: mpsc::Receiver<Job>, limits: Arc<SharedLimits>) {
         deferred,
         stop,
         serving_waiters: false,
+        out: Vec::new(),
     };
     ex.publish_limits();
     loop {
@@ -216,9 +236,7 @@ impl Executor {
                     },
                 );
                 if too_many {
-                    let refusal = b"-ERR max number of clients reached\r\n".to_vec();
-                    conn.unsent.fetch_add(refusal.len(), Ordering::Relaxed);
-                    let _ = conn.to_conn.send(ToConn::Bytes(refusal));
+                    conn.send(b"-ERR max number of clients reached\r\n");
                     let _ = conn.to_conn.send(ToConn::Close { flush: true });
                     self.server.disconnect(client);
                     self.server.stats.rejected_connections += 1;
@@ -233,13 +251,17 @@ impl Executor {
                         waits: None,
                         paused: false,
                         over_soft_since: None,
+                        spent: Vec::new(),
                     },
                 );
             }
-            Job::Run { id, requests, .. } => {
+            Job::Run {
+                id, mut requests, ..
+            } => {
                 if let Some(conn) = self.conns.get_mut(&id) {
-                    conn.queue.extend(requests.into_iter().map(Item::Request));
+                    conn.queue.extend(requests.drain(..).map(Item::Request));
                     conn.queue.push_back(Item::EndOfRun);
+                    conn.handle.out.recycle(&mut conn.spent, Some(requests));
                     self.run_client(id);
                 }
             }
@@ -271,7 +293,8 @@ impl Executor {
     /// wait for). Returns whether it stopped for that reason.
     fn run_client_until_write(&mut self, id: ClientId) -> bool {
         let dirty = self.server.dirty();
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
         let mut close = None;
         let mut runs_done = 0;
         let mut yielded = false;
@@ -284,8 +307,14 @@ impl Executor {
             }
             while let Some(item) = conn.queue.front() {
                 if out.len() >= OUT_CHUNK {
-                    conn.paused = true;
-                    break;
+                    // The rest waits until the connection wrote this chunk
+                    // (at once if the socket took it all).
+                    conn.handle.send(&out);
+                    out.clear();
+                    if !conn.handle.out.all_written() {
+                        conn.paused = true;
+                        break;
+                    }
                 }
                 match item {
                     Item::EndOfRun => {
@@ -300,7 +329,9 @@ impl Executor {
                     }
                     Item::Request(argv) => match self.server.call_into(id, argv, &mut out) {
                         Outcome::Done => {
-                            conn.queue.pop_front();
+                            if let Some(Item::Request(argv)) = conn.queue.pop_front() {
+                                conn.spent.push(argv);
+                            }
                             if self.server.dirty() != dirty
                                 && !self.waiting.is_empty()
                                 && !self.serving_waiters
@@ -328,17 +359,20 @@ impl Executor {
                     },
                 }
             }
-            if !out.is_empty() {
-                conn.handle.unsent.fetch_add(out.len(), Ordering::Relaxed);
-                let _ = conn.handle.to_conn.send(ToConn::Bytes(out));
-            }
-            for _ in 0..runs_done {
-                let _ = conn.handle.to_conn.send(ToConn::Done);
+            conn.handle.send(&out);
+            conn.handle.out.runs_done(runs_done);
+            if !conn.spent.is_empty() {
+                conn.handle.out.recycle(&mut conn.spent, None);
             }
             if conn.paused {
                 let _ = conn.handle.to_conn.send(ToConn::Paused);
             }
         }
+        out.clear();
+        if out.capacity() > OUT_CHUNK * 2 {
+            out = Vec::new();
+        }
+        self.out = out;
         if let Some(flush) = close {
             self.close(id, flush);
         }
@@ -382,8 +416,7 @@ impl Executor {
         if bytes.is_empty() {
             return;
         }
-        let unsent = conn.handle.unsent.fetch_add(bytes.len(), Ordering::Relaxed) + bytes.len();
-        let _ = conn.handle.to_conn.send(ToConn::Bytes(bytes));
+        let unsent = conn.handle.send(&bytes);
         let limit = self.server.config.output_limit(class);
         let now = Instant::now();
         let over_hard = limit.hard > 0 && unsent as u64 > limit.hard;
@@ -470,8 +503,7 @@ impl Executor {
             reply.encode(&mut out, protocol);
             conn.queue.pop_front();
             conn.blocked = None;
-            conn.handle.unsent.fetch_add(out.len(), Ordering::Relaxed);
-            let _ = conn.handle.to_conn.send(ToConn::Bytes(out));
+            conn.handle.send(&out);
         }
         self.run_client(id);
     }
@@ -520,8 +552,7 @@ impl Executor {
                 Reply::NilArray.encode(&mut out, protocol);
                 conn.queue.pop_front();
                 conn.blocked = None;
-                conn.handle.unsent.fetch_add(out.len(), Ordering::Relaxed);
-                let _ = conn.handle.to_conn.send(ToConn::Bytes(out));
+                conn.handle.send(&out);
             }
             self.run_client(id);
         }
@@ -657,9 +688,8 @@ fn busy_handler(
                     }
                 }
             }
-            conn.unsent.fetch_add(out.len(), Ordering::Relaxed);
-            let _ = conn.to_conn.send(ToConn::Bytes(out));
-            let _ = conn.to_conn.send(ToConn::Done);
+            conn.send(&out);
+            conn.out.runs_done(1);
             if close {
                 let _ = conn.to_conn.send(ToConn::Close { flush: true });
             }
@@ -668,7 +698,7 @@ fn busy_handler(
     })
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
