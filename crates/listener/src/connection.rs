@@ -41,7 +41,7 @@ pub const MAX_RUNS_IN_FLIGHT: usize = 2;
 /// A writer's buffer larger than this is given back once written.
 const KEEP_BUFFER: usize = 64 * 1024;
 /// Spent argument vectors kept for the reader at most.
-const KEEP_ARGVS: usize = 1024;
+const KEEP_ARGVS: usize = 8192;
 
 /// A connection's output and the counters its tasks and the executor share.
 pub struct Output {

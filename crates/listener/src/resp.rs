@@ -21,11 +21,13 @@ pub const INLINE_MAX: usize = 64 * 1024;
 const BIG_ARG: usize = 32 * 1024;
 /// Argument slots reserved up front at most, whatever the count says.
 const PREALLOC_ARGS: usize = 1024;
-/// Spent argument buffers kept for reuse at most, and the largest one kept.
-const SPARE_ARGS: usize = 4096;
+/// Spent argument buffers kept for reuse: the largest one kept, and their
+/// capacity in all (a pipeline of a few thousand small requests is refilled
+/// without allocating; an idle connection holds at most this much).
 const SPARE_ARG_CAPACITY: usize = 4096;
+const SPARE_ARG_BYTES: usize = 512 * 1024;
 /// Spent argument vectors kept for reuse at most.
-const SPARE_ARGVS: usize = 1024;
+const SPARE_ARGVS: usize = 8192;
 
 /// The requests of one read, in order (what a connection hands the executor).
 pub type Batch = Vec<Vec<Vec<u8>>>;
@@ -68,6 +70,8 @@ pub struct RequestParser {
     /// Argument buffers and vectors of requests already executed, refilled by
     /// the next requests (so a steady stream allocates nothing per command).
     spare_args: Vec<Vec<u8>>,
+    /// The capacity of `spare_args`, in bytes.
+    spare_bytes: usize,
     spare_argvs: Vec<Vec<Vec<u8>>>,
 }
 
@@ -80,6 +84,7 @@ impl RequestParser {
             max_bulk,
             scanned: 0,
             spare_args: Vec::new(),
+            spare_bytes: 0,
             spare_argvs: Vec::new(),
         }
     }
@@ -89,8 +94,9 @@ impl RequestParser {
     pub fn recycle(&mut self, mut argv: Vec<Vec<u8>>) {
         for mut arg in argv.drain(..) {
             let cap = arg.capacity();
-            if cap > 0 && cap <= SPARE_ARG_CAPACITY && self.spare_args.len() < SPARE_ARGS {
+            if cap > 0 && cap <= SPARE_ARG_CAPACITY && self.spare_bytes + cap <= SPARE_ARG_BYTES {
                 arg.clear();
+                self.spare_bytes += cap;
                 self.spare_args.push(arg);
             }
         }
@@ -295,7 +301,13 @@ impl RequestParser {
                 if self.buf.len() - self.pos < len + 2 {
                     return Ok(None);
                 }
-                let mut arg = self.spare_args.pop().unwrap_or_default();
+                let mut arg = match self.spare_args.pop() {
+                    Some(arg) => {
+                        self.spare_bytes -= arg.capacity();
+                        arg
+                    }
+                    None => Vec::new(),
+                };
                 arg.extend_from_slice(&self.buf[self.pos..self.pos + len]);
                 p.argv.push(arg);
                 p.bytes += len;
