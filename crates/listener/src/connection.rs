@@ -30,7 +30,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc::unbounded_channel, Notify};
 
-use crate::executor::{lock, ConnHandle, Job, SharedLimits, ToConn};
+use crate::executor::{lock, ConnHandle, Executor, Job, SharedExecutor, SharedLimits, ToConn};
 use crate::resp::{Batch, RequestParser};
 
 const READ_CHUNK: usize = 64 * 1024;
@@ -51,6 +51,9 @@ pub struct Output {
     pub unsent: AtomicUsize,
     /// Batches handed to the executor and not yet answered.
     runs_in_flight: AtomicUsize,
+    /// Jobs of this client sent through the channel and not yet handled (while
+    /// there are any, its batches go the same way, to stay in order).
+    queued_jobs: AtomicUsize,
     /// The writer or the executor ended the connection.
     closed: AtomicBool,
     /// Wakes the writer: there are bytes in `state.pending`.
@@ -59,8 +62,11 @@ pub struct Output {
     reader_wake: Notify,
     /// Requests whose commands ran, back for the reader's parser to refill,
     /// and the emptied batch vector.
-    recycled: Mutex<(Vec<Vec<Vec<u8>>>, Option<Batch>)>,
+    recycled: Mutex<Recycled>,
 }
+
+/// What the executor hands back: spent requests, and an emptied batch vector.
+type Recycled = (Vec<Vec<Vec<u8>>>, Option<Batch>);
 
 #[derive(Default)]
 struct OutState {
@@ -112,6 +118,25 @@ impl Output {
         unsent
     }
 
+    pub fn queued_jobs(&self) -> usize {
+        self.queued_jobs.load(Ordering::Acquire)
+    }
+
+    /// A job of this client is about to go through the channel.
+    fn job_queued(&self) {
+        self.queued_jobs.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The executor handled one of this client's queued jobs.
+    pub fn job_done(&self) {
+        self.queued_jobs.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// A batch is handed over (inline or through the channel).
+    pub fn run_started(&self) {
+        self.runs_in_flight.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Whether everything accepted so far is in the socket.
     pub fn all_written(&self) -> bool {
         !lock(&self.state).writing
@@ -157,6 +182,7 @@ impl Drop for Goodbye {
 pub async fn serve(
     stream: TcpStream,
     jobs: mpsc::Sender<Job>,
+    exec: Option<SharedExecutor>,
     limits: Arc<SharedLimits>,
 ) -> io::Result<()> {
     stream.set_nodelay(true)?;
@@ -171,6 +197,7 @@ pub async fn serve(
         state: Mutex::new(OutState::default()),
         unsent: AtomicUsize::new(0),
         runs_in_flight: AtomicUsize::new(0),
+        queued_jobs: AtomicUsize::new(0),
         closed: AtomicBool::new(false),
         writer_wake: Notify::new(),
         reader_wake: Notify::new(),
@@ -181,6 +208,7 @@ pub async fn serve(
         out: out.clone(),
         kill: kill.clone(),
     };
+    out.job_queued();
     if jobs
         .send(Job::Connect {
             id,
@@ -220,7 +248,11 @@ pub async fn serve(
                 match msg {
                     None => {}
                     Some(Some(ToConn::Paused)) => {
-                        let _ = writer_jobs.send(Job::Resume { id });
+                        out.job_queued();
+                        let _ = writer_jobs.send(Job::Resume {
+                            id,
+                            out: out.clone(),
+                        });
                     }
                     Some(Some(ToConn::Close { flush })) => {
                         if !flush {
@@ -291,20 +323,32 @@ pub async fn serve(
             }
             parser.compact();
             if !requests.is_empty() {
-                out.runs_in_flight.fetch_add(1, Ordering::Relaxed);
-                let run = Job::Run {
-                    id,
-                    requests,
-                    conn: handle.clone(),
+                let queued = match &exec {
+                    Some(exec) => Executor::try_inline(exec, id, &out, requests, &jobs).err(),
+                    None => Some(requests),
                 };
-                if jobs.send(run).is_err() {
-                    return Ok(());
+                if let Some(requests) = queued {
+                    out.run_started();
+                    out.job_queued();
+                    let run = Job::Run {
+                        id,
+                        requests,
+                        conn: handle.clone(),
+                    };
+                    if jobs.send(run).is_err() {
+                        return Ok(());
+                    }
                 }
             } else {
                 lock(&out.recycled).1.get_or_insert(requests);
             }
             if let Some(e) = error {
-                let _ = jobs.send(Job::ProtocolError { id, message: e.0 });
+                out.job_queued();
+                let _ = jobs.send(Job::ProtocolError {
+                    id,
+                    message: e.0,
+                    out: out.clone(),
+                });
                 // The executor answers it and closes; read nothing more.
                 std::future::pending::<()>().await;
             }

@@ -72,11 +72,18 @@ pub enum Job {
     },
     /// The request stream broke: after the requests before it, answer this
     /// protocol error and close.
-    ProtocolError { id: ClientId, message: String },
+    ProtocolError {
+        id: ClientId,
+        message: String,
+        out: Arc<Output>,
+    },
     /// The connection wrote the chunk it was asked to: produce the next one.
-    Resume { id: ClientId },
+    Resume { id: ClientId, out: Arc<Output> },
     /// The connection is gone.
     Gone { id: ClientId },
+    /// Look again at the next deadline (a batch run inline blocked a client
+    /// with a timeout, or asked for a shutdown).
+    Wake,
 }
 
 /// What the executor tells a connection's writer (the replies themselves go
@@ -149,7 +156,7 @@ struct Conn {
     spent: Vec<Vec<Vec<u8>>>,
 }
 
-struct Executor {
+pub struct Executor {
     server: Server,
     conns: HashMap<ClientId, Conn>,
     /// Blocked clients, in the order they blocked.
@@ -166,11 +173,32 @@ struct Executor {
     /// The output buffer every batch's replies are encoded into (empty between
     /// batches; it keeps its capacity).
     out: Vec<u8>,
+    /// When the executor thread means to wake next (for the cron or a
+    /// blocked client's timeout).
+    planned_wake: Instant,
+    /// The executor thread ended (SHUTDOWN, or the listener is dropped).
+    stopped: bool,
 }
 
-pub fn execute_jobs(jobs: mpsc::Receiver<Job>, limits: Arc<SharedLimits>) {
-    // Shared with the busy-script handler, which runs on this same thread while
-    // a script holds the server (so the locks are never contended).
+/// The executor, shared by its thread and the connections that run their
+/// batches inline (see [`Executor::try_inline`]). Whoever holds the lock runs
+/// commands: one at a time.
+pub type SharedExecutor = Arc<Mutex<Executor>>;
+
+thread_local! {
+    /// Set on the executor thread: the only thread a busy script may read
+    /// other clients' jobs from.
+    static ON_EXECUTOR_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Builds the server and the executor around it; `jobs` is what the executor
+/// thread ([`execute_jobs`]) and a busy script's handler read.
+pub fn new_executor(
+    jobs: mpsc::Receiver<Job>,
+    limits: Arc<SharedLimits>,
+) -> (SharedExecutor, Arc<Mutex<mpsc::Receiver<Job>>>) {
+    // Shared with the busy-script handler, which runs on the executor thread
+    // while a script holds the server (so the locks are never contended).
     let jobs = Arc::new(Mutex::new(jobs));
     let deferred = Arc::new(Mutex::new(VecDeque::new()));
     let stop = Arc::new(AtomicBool::new(false));
@@ -179,36 +207,54 @@ pub fn execute_jobs(jobs: mpsc::Receiver<Job>, limits: Arc<SharedLimits>) {
         server.set_memory_probe(probe);
     }
     server.set_busy_handler(busy_handler(jobs.clone(), deferred.clone(), stop.clone()));
-    let mut ex = Executor {
+    let now = Instant::now();
+    let ex = Executor {
         server,
         conns: HashMap::new(),
         waiting: VecDeque::new(),
         limits,
-        next_cron: Instant::now() + ACTIVE_EXPIRE_PERIOD,
+        next_cron: now + ACTIVE_EXPIRE_PERIOD,
         deferred,
         stop,
         serving_waiters: false,
         out: Vec::new(),
+        planned_wake: now,
+        stopped: false,
     };
     ex.publish_limits();
+    (Arc::new(Mutex::new(ex)), jobs)
+}
+
+/// The executor thread: jobs from the channel, the cron, blocked clients'
+/// timeouts; it holds the executor's lock only while it works.
+pub fn execute_jobs(exec: SharedExecutor, jobs: Arc<Mutex<mpsc::Receiver<Job>>>) {
+    ON_EXECUTOR_THREAD.with(|on| on.set(true));
     loop {
-        if ex.stop.load(Ordering::Relaxed) || ex.server.shutdown_requested() {
-            ex.close_everyone();
-            return;
-        }
-        let queued = lock(&ex.deferred).pop_front();
-        let job = match queued {
-            Some(job) => Ok(job),
-            None => {
-                let wake = ex.next_wake();
-                lock(&jobs).recv_timeout(wake.saturating_duration_since(Instant::now()))
+        let wake = {
+            let mut ex = lock(&exec);
+            if ex.stop.load(Ordering::Relaxed) || ex.server.shutdown_requested() {
+                ex.close_everyone();
+                ex.stopped = true;
+                return;
             }
+            let queued = lock(&ex.deferred).pop_front();
+            if let Some(job) = queued {
+                ex.handle_counted(job);
+                ex.cron();
+                continue;
+            }
+            let wake = ex.next_wake();
+            ex.planned_wake = wake;
+            wake
         };
+        let job = lock(&jobs).recv_timeout(wake.saturating_duration_since(Instant::now()));
+        let mut ex = lock(&exec);
         match job {
-            Ok(job) => ex.handle(job),
+            Ok(job) => ex.handle_counted(job),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 ex.close_everyone();
+                ex.stopped = true;
                 return;
             }
         }
@@ -216,7 +262,83 @@ pub fn execute_jobs(jobs: mpsc::Receiver<Job>, limits: Arc<SharedLimits>) {
     }
 }
 
+/// Whether a request may start a script (EVAL*, FCALL*, FUNCTION, SCRIPT, or
+/// EXEC, which may hold one): such a batch always goes to the executor
+/// thread, where a script past `busy-reply-threshold` can answer the others.
+fn may_run_script(argv: &[Vec<u8>]) -> bool {
+    let Some(name) = argv.first() else {
+        return false;
+    };
+    let starts = |p: &[u8]| name.len() >= p.len() && name[..p.len()].eq_ignore_ascii_case(p);
+    starts(b"eval")
+        || starts(b"fcall")
+        || name.eq_ignore_ascii_case(b"function")
+        || name.eq_ignore_ascii_case(b"script")
+        || name.eq_ignore_ascii_case(b"exec")
+}
+
 impl Executor {
+    /// Runs a connection's batch on the calling thread (the connection's own
+    /// I/O thread, as Redis runs commands on the thread that read them) when
+    /// the executor is free, nothing of this client waits in the channel, and
+    /// no request may start a script. Gives the batch back otherwise, to go
+    /// through the channel to the executor thread.
+    pub fn try_inline(
+        exec: &SharedExecutor,
+        id: ClientId,
+        out: &Output,
+        requests: Batch,
+        jobs: &mpsc::Sender<Job>,
+    ) -> Result<(), Batch> {
+        if out.queued_jobs() > 0 || requests.iter().any(|r| may_run_script(r)) {
+            return Err(requests);
+        }
+        let mut ex = match exec.try_lock() {
+            Ok(ex) => ex,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return Err(requests),
+        };
+        // Checked again under the lock: the executor thread counts jobs down
+        // while holding it.
+        if ex.stopped || out.queued_jobs() > 0 || !ex.deferred_is_empty() {
+            return Err(requests);
+        }
+        out.run_started();
+        ex.run_batch(id, requests);
+        // The executor thread sleeps until the next cron or timeout it knew of:
+        // wake it if this batch blocked a client with an earlier deadline, or
+        // asked for a shutdown.
+        if ex.next_wake() < ex.planned_wake || ex.server.shutdown_requested() {
+            ex.planned_wake = Instant::now();
+            let _ = jobs.send(Job::Wake);
+        }
+        Ok(())
+    }
+
+    fn deferred_is_empty(&self) -> bool {
+        lock(&self.deferred).is_empty()
+    }
+
+    /// [`Executor::handle`] for a job that came through the channel: its
+    /// client's count of queued jobs goes down.
+    fn handle_counted(&mut self, job: Job) {
+        match &job {
+            Job::Connect { conn, .. } | Job::Run { conn, .. } => conn.out.job_done(),
+            Job::ProtocolError { out, .. } | Job::Resume { out, .. } => out.job_done(),
+            Job::Gone { .. } | Job::Wake => {}
+        }
+        self.handle(job);
+    }
+
+    fn run_batch(&mut self, id: ClientId, mut requests: Batch) {
+        if let Some(conn) = self.conns.get_mut(&id) {
+            conn.queue.extend(requests.drain(..).map(Item::Request));
+            conn.queue.push_back(Item::EndOfRun);
+            conn.handle.out.recycle(&mut conn.spent, Some(requests));
+            self.run_client(id);
+        }
+    }
+
     fn handle(&mut self, job: Job) {
         match job {
             Job::Connect {
@@ -255,29 +377,21 @@ impl Executor {
                     },
                 );
             }
-            Job::Run {
-                id, mut requests, ..
-            } => {
-                if let Some(conn) = self.conns.get_mut(&id) {
-                    conn.queue.extend(requests.drain(..).map(Item::Request));
-                    conn.queue.push_back(Item::EndOfRun);
-                    conn.handle.out.recycle(&mut conn.spent, Some(requests));
-                    self.run_client(id);
-                }
-            }
-            Job::ProtocolError { id, message } => {
+            Job::Run { id, requests, .. } => self.run_batch(id, requests),
+            Job::ProtocolError { id, message, .. } => {
                 if let Some(conn) = self.conns.get_mut(&id) {
                     conn.queue.push_back(Item::ProtocolError(message));
                     self.run_client(id);
                 }
             }
-            Job::Resume { id } => {
+            Job::Resume { id, .. } => {
                 if let Some(conn) = self.conns.get_mut(&id) {
                     conn.paused = false;
                     self.run_client(id);
                 }
             }
             Job::Gone { id } => self.forget(id),
+            Job::Wake => {}
         }
     }
 
@@ -642,6 +756,11 @@ fn busy_handler(
 ) -> redislab_core::server::BusyHandler {
     Box::new(move |state: &BusyState| {
         let mut verdict = BusyVerdict::Continue;
+        // A script run inline by a connection's thread (one a blocked
+        // client's pipeline held) cannot read the channel that thread feeds.
+        if !ON_EXECUTOR_THREAD.with(|on| on.get()) {
+            return verdict;
+        }
         loop {
             let job = match lock(&jobs).try_recv() {
                 Ok(job) => job,
@@ -662,6 +781,7 @@ fn busy_handler(
                 lock(&deferred).push_back(Job::Run { id, requests, conn });
                 continue;
             }
+            conn.out.job_done();
             let mut out = Vec::new();
             let mut close = false;
             for argv in &requests {
