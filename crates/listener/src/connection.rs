@@ -294,7 +294,7 @@ pub async fn serve(
                 return Ok::<(), io::Error>(());
             }
             stream.readable().await?;
-            let n = match stream.try_read(&mut chunk) {
+            let n = match read_once(&stream, &mut chunk) {
                 Ok(0) => return Ok(()),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
@@ -376,6 +376,32 @@ pub async fn serve(
         crate::give_memory_back();
     }
     result
+}
+
+/// One `read` of what the socket holds. A short read emptied the socket, so the
+/// readiness is cleared at once (Redis reads once per readable event too): the
+/// next wait goes straight to the poller instead of costing a `read` that
+/// would only say `EAGAIN`. Data arriving after the read is a new edge, which
+/// sets the readiness again (tokio clears it only if no event came since).
+fn read_once(stream: &TcpStream, chunk: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    let fd = stream.as_raw_fd();
+    let r = stream.try_io(tokio::io::Interest::READABLE, || {
+        // SAFETY: reads into a buffer we own, of its length, from our socket.
+        let n = unsafe { libc::recv(fd, chunk.as_mut_ptr().cast(), chunk.len(), 0) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        got = n as usize;
+        if got > 0 && got < chunk.len() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        Ok(got)
+    });
+    match r {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock && got > 0 => Ok(got),
+        other => other,
+    }
 }
 
 /// Writes what waits in `out` until nothing does, then gives the output back to

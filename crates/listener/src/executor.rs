@@ -300,7 +300,11 @@ impl Executor {
         };
         // Checked again under the lock: the executor thread counts jobs down
         // while holding it.
-        if ex.stopped || out.queued_jobs() > 0 || !ex.deferred_is_empty() {
+        if ex.stopped
+            || ex.server.shutdown_requested()
+            || out.queued_jobs() > 0
+            || !ex.deferred_is_empty()
+        {
             return Err(requests);
         }
         out.run_started();
