@@ -1,26 +1,27 @@
 //! One client connection: a reader and a writer task on the same socket, and the
 //! [`Output`] they share with the executor.
 //!
-//! The **reader** waits until the socket is readable, reads what arrived, feeds
-//! it to the incremental [`RequestParser`] and hands every complete request to
-//! the executor as one batch ([`Job::Run`]: one hand-over per wake-up, however
-//! many requests the read held). The argument buffers come back from the
-//! executor once their commands ran ([`Output::recycle`]) and are refilled by
-//! the parser, so a steady stream of requests allocates nothing per command. It
-//! stops reading while two batches are unanswered or while more than
-//! [`MAX_UNSENT`] bytes of replies wait to be written, so a client that sends
-//! faster than it reads is slowed down instead of growing the server's memory.
-//! A protocol error is handed over in order too: the executor answers it after
-//! the requests before it, then the connection closes.
+//! The **reader** waits until the socket is readable, reads once, feeds what
+//! arrived to the incremental [`RequestParser`] and hands every complete request
+//! over as one batch: run at once on this thread when the server is free
+//! ([`Executor::try_inline`]), else sent to the executor thread ([`Job::Run`]):
+//! one hand-over per wake-up, however many requests the read held. The argument
+//! buffers come back once their commands ran ([`Output::recycle`]) and are
+//! refilled by the parser, so a steady stream of requests allocates nothing per
+//! command. It stops reading while two batches are unanswered or while more
+//! than [`MAX_UNSENT`] bytes of replies wait to be written, so a client that
+//! sends faster than it reads is slowed down instead of growing the server's
+//! memory. A protocol error is handed over in order too: the executor answers it
+//! after the requests before it, then the connection closes.
 //!
-//! **Replies** are written by the executor itself, straight to the socket, once
-//! per batch (Redis's `writeToClient` from `beforeSleep`, on its main thread),
-//! when nothing is waiting to be written before them. What the socket does not
-//! take at once waits in [`Output`], and the **writer** task writes it when the
-//! socket can take more, in order, and counts it down (the `unsent` count the
-//! executor checks against output-buffer limits). So a client that reads its
-//! replies costs the executor one `send` per batch and no hand-over back to this
-//! thread; a client that is slow to read never stops the server.
+//! **Replies** are written by whoever ran the batch, straight to the socket, once
+//! per batch (Redis's `writeToClient` from `beforeSleep`), when nothing is
+//! waiting to be written before them. What the socket does not take at once
+//! waits in [`Output`], and the **writer** task writes it when the socket can
+//! take more, in order, and counts it down (the `unsent` count the executor
+//! checks against output-buffer limits). So a client that reads its replies
+//! costs one `send` per batch and no hand-over between threads; a client that
+//! is slow to read never stops the server.
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -123,7 +124,7 @@ impl Output {
     }
 
     /// A job of this client is about to go through the channel.
-    fn job_queued(&self) {
+    pub fn job_queued(&self) {
         self.queued_jobs.fetch_add(1, Ordering::AcqRel);
     }
 

@@ -1,7 +1,11 @@
-//! The executor thread: one command at a time, like Redis's main thread.
+//! The executor: one command at a time, like Redis's main thread.
 //!
-//! It owns the core's [`Server`]. Connections send it what they parsed, one
-//! batch per read ([`Job::Run`]); it runs each client's queue in order through
+//! It owns the core's [`Server`], behind one lock ([`SharedExecutor`]). A
+//! connection's batch (what one read parsed) runs on the connection's own I/O
+//! thread when the lock is free ([`Executor::try_inline`]); otherwise, and for
+//! anything that may start a script, it goes to the executor thread
+//! ([`Job::Run`]), which also runs the cron and the blocked clients' timeouts.
+//! Either way the executor runs each client's queue in order through
 //! [`Server::call_into`], which encodes the replies in the client's protocol
 //! into one output buffer the executor reuses for every batch, and writes that
 //! buffer to the client's socket once per batch ([`Output::send`]: straight to
@@ -18,8 +22,8 @@
 //!   its keys holds one), a client that blocks again keeps its deadline, and a
 //!   client whose timeout passed gets a null array.
 //! * **Bounded output.** A client's replies are produced at most
-//!   [`OUT_CHUNK`] bytes at a time: the rest of its queue waits until the
-//!   connection has written them (a 60 KB request of 3,000 GETs of 100 KB values
+//!   [`OUT_CHUNK`] bytes at a time: unless the socket took them at once, the
+//!   rest of its queue waits until the connection has written them (a 60 KB request of 3,000 GETs of 100 KB values
 //!   never holds 300 MB of replies). Pushed output (published messages, MONITOR)
 //!   counts against `client-output-buffer-limit`: a subscriber that does not read
 //!   is disconnected at the pubsub class's hard limit, or after staying above the
@@ -30,7 +34,11 @@
 //!   the core calls back here ([`busy_handler`]): other clients' commands get
 //!   the core's answer ([`BusyState::answer`]: `-BUSY`, SCRIPT KILL or
 //!   FUNCTION KILL of a script that has not written, FUNCTION STATS);
-//!   SHUTDOWN NOSAVE stops the server.
+//!   SHUTDOWN NOSAVE stops the server. Scripts run on the executor thread
+//!   only (the one that reads the channel while a script is busy): a batch
+//!   with one never runs inline, and a queue that reaches one while run
+//!   inline (a script pipelined behind a blocked command that another
+//!   client's push served) is continued there ([`Job::Continue`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -81,6 +89,9 @@ pub enum Job {
     Resume { id: ClientId, out: Arc<Output> },
     /// The connection is gone.
     Gone { id: ClientId },
+    /// Go on with a client's queue on the executor thread (it reached a
+    /// request that may start a script while run inline).
+    Continue { id: ClientId, out: Arc<Output> },
     /// Look again at the next deadline (a batch run inline blocked a client
     /// with a timeout, or asked for a shutdown).
     Wake,
@@ -178,6 +189,9 @@ pub struct Executor {
     planned_wake: Instant,
     /// The executor thread ended (SHUTDOWN, or the listener is dropped).
     stopped: bool,
+    /// While a batch runs inline: the channel to the executor thread (held
+    /// only then, so that the channel still closes when the I/O thread ends).
+    inline_jobs: Option<mpsc::Sender<Job>>,
 }
 
 /// The executor, shared by its thread and the connections that run their
@@ -220,6 +234,7 @@ pub fn new_executor(
         out: Vec::new(),
         planned_wake: now,
         stopped: false,
+        inline_jobs: None,
     };
     ex.publish_limits();
     (Arc::new(Mutex::new(ex)), jobs)
@@ -308,7 +323,9 @@ impl Executor {
             return Err(requests);
         }
         out.run_started();
+        ex.inline_jobs = Some(jobs.clone());
         ex.run_batch(id, requests);
+        ex.inline_jobs = None;
         // The executor thread sleeps until the next cron or timeout it knew of:
         // wake it if this batch blocked a client with an earlier deadline, or
         // asked for a shutdown.
@@ -328,7 +345,9 @@ impl Executor {
     fn handle_counted(&mut self, job: Job) {
         match &job {
             Job::Connect { conn, .. } | Job::Run { conn, .. } => conn.out.job_done(),
-            Job::ProtocolError { out, .. } | Job::Resume { out, .. } => out.job_done(),
+            Job::ProtocolError { out, .. }
+            | Job::Resume { out, .. }
+            | Job::Continue { out, .. } => out.job_done(),
             Job::Gone { .. } | Job::Wake => {}
         }
         self.handle(job);
@@ -395,6 +414,7 @@ impl Executor {
                 }
             }
             Job::Gone { id } => self.forget(id),
+            Job::Continue { id, .. } => self.run_client(id),
             Job::Wake => {}
         }
     }
@@ -416,6 +436,7 @@ impl Executor {
         let mut close = None;
         let mut runs_done = 0;
         let mut yielded = false;
+        let mut defer = false;
         {
             let Some(conn) = self.conns.get_mut(&id) else {
                 return false;
@@ -443,6 +464,13 @@ impl Executor {
                         Reply::error(format!("ERR {message}")).encode(&mut out, Default::default());
                         conn.queue.clear();
                         close = Some(true);
+                        break;
+                    }
+                    // Run inline, a script would hold the I/O thread that
+                    // feeds the channel a busy script reads: the executor
+                    // thread takes the rest of this client's queue.
+                    Item::Request(argv) if self.inline_jobs.is_some() && may_run_script(argv) => {
+                        defer = true;
                         break;
                     }
                     Item::Request(argv) => match self.server.call_into(id, argv, &mut out) {
@@ -484,6 +512,15 @@ impl Executor {
             }
             if conn.paused {
                 let _ = conn.handle.to_conn.send(ToConn::Paused);
+            }
+            if defer {
+                if let Some(jobs) = &self.inline_jobs {
+                    conn.handle.out.job_queued();
+                    let _ = jobs.send(Job::Continue {
+                        id,
+                        out: conn.handle.out.clone(),
+                    });
+                }
             }
         }
         out.clear();
