@@ -6,9 +6,11 @@ For each server: fill a 1,000,000-member zset `bench:z` (members m:000000000000 
 the shape redis-benchmark's __rand_int__ produces with -r 1000000) by pipelined
 ZADDs, read used_memory before and after (bytes per member), then run
 redis-benchmark with 50 clients, without and with -P 16, for SET, GET, INCR, ZADD,
-ZINCRBY, ZSCORE, ZREVRANK and ZRANGE 0 9 on the big key. The servers alternate per
-command so that a noisy neighbour hits both alike; the figure compared is the
-ratio core/Redis inside this run. Writes <out>/bench.txt and <out>/bench.json.
+ZINCRBY, ZSCORE, ZREVRANK and ZRANGE 0 9 on the big key (requests per second,
+p50 and p99 latency). The servers alternate per command so that a noisy
+neighbour hits both alike; the figures compared are the ratios core/Redis
+inside this run (requests per second: higher is better for the core; p99:
+lower is). Writes <out>/bench.txt and <out>/bench.json.
 Only the Python standard library is used.
 """
 import argparse
@@ -96,7 +98,20 @@ def fill(port):
             "bytes_per_member": (after - before) / card}
 
 
-def bench(bench_bin, port, cmd, pipeline, requests):
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far (None without /proc or a pid)."""
+    if not pid:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def bench(bench_bin, port, cmd, pipeline, requests, pid=None):
+    cpu_before = cpu_seconds(pid)
     args = [bench_bin, "-h", "127.0.0.1", "-p", str(port), "-c", "50", "-n", str(requests),
             "-r", str(MEMBERS), "-P", str(pipeline), "--csv"] + cmd
     p = subprocess.run(args, capture_output=True, text=True, timeout=600)
@@ -105,8 +120,13 @@ def bench(bench_bin, port, cmd, pipeline, requests):
         return {"error": (p.stderr or p.stdout).strip()[-300:]}
     head, vals = rows[0], rows[1]
     d = dict(zip(head, vals))
-    return {"rps": float(d["rps"]), "p50_ms": float(d["p50_latency_ms"]),
-            "p99_ms": float(d["p99_latency_ms"]), "avg_ms": float(d["avg_latency_ms"])}
+    out = {"rps": float(d["rps"]), "p50_ms": float(d["p50_latency_ms"]),
+           "p99_ms": float(d["p99_latency_ms"]), "avg_ms": float(d["avg_latency_ms"])}
+    cpu_after = cpu_seconds(pid)
+    if cpu_before is not None and cpu_after is not None:
+        # The server's own CPU per request: what a busy neighbour disturbs least.
+        out["cpu_us_per_req"] = (cpu_after - cpu_before) / requests * 1e6
+    return out
 
 
 def main():
@@ -115,10 +135,13 @@ def main():
     ap.add_argument("--redis-port", type=int, required=True)
     ap.add_argument("--core-port", type=int, required=True)
     ap.add_argument("--redis-version", default="")
+    ap.add_argument("--redis-pid", type=int, default=None)
+    ap.add_argument("--core-pid", type=int, default=None)
     ap.add_argument("--requests", type=int, default=100_000)
     ap.add_argument("--out", default="runs")
     a = ap.parse_args()
     servers = {"core": a.core_port, "redis": a.redis_port}
+    pids = {"core": a.core_pid, "redis": a.redis_pid}
     memory = {}
     for name, port in servers.items():
         print(f"bench: filling {MEMBERS:,} members on {name}", flush=True)
@@ -128,11 +151,14 @@ def main():
         for pipeline in (1, 16):
             row = {"command": label, "pipeline": pipeline}
             for name, port in servers.items():
-                row[name] = bench(a.bench_bin, port, cmd, pipeline, a.requests * (4 if pipeline > 1 else 1))
+                row[name] = bench(a.bench_bin, port, cmd, pipeline, a.requests * (4 if pipeline > 1 else 1),
+                                  pids[name])
             c, r = row["core"], row["redis"]
             if "rps" in c and "rps" in r:
                 row["rps_ratio"] = c["rps"] / r["rps"]
                 row["p99_ratio"] = c["p99_ms"] / r["p99_ms"] if r["p99_ms"] else None
+            if c.get("cpu_us_per_req") and r.get("cpu_us_per_req"):
+                row["cpu_ratio"] = c["cpu_us_per_req"] / r["cpu_us_per_req"]
             print(f"bench: {label:11} -P {pipeline:2}  core {c.get('rps', 0):>10,.0f}/s  "
                   f"redis {r.get('rps', 0):>10,.0f}/s", flush=True)
             results.append(row)
@@ -149,14 +175,25 @@ def main():
              f"-c 50, -n {a.requests:,} (×4 with -P 16), -r {MEMBERS:,}; ZSET commands on a "
              f"{MEMBERS:,}-member key", "",
              f"{'command':12} {'-P':>3} {'core req/s':>12} {'redis req/s':>12} {'ratio':>6} "
-             f"{'core p99':>9} {'redis p99':>9}"]
+             f"{'core p50':>9} {'redis p50':>9} {'core p99':>9} {'redis p99':>9} {'p99 ratio':>9} "
+             f"{'core cpu':>9} {'redis cpu':>9} {'cpu ratio':>9}"]
     for row in results:
         c, r = row["core"], row["redis"]
         if "rps" not in c or "rps" not in r:
             lines.append(f"{row['command']:12} {row['pipeline']:>3}  error: {c.get('error') or r.get('error')}")
             continue
+        p99_ratio = f"{row['p99_ratio']:>9.2f}" if row.get("p99_ratio") is not None else f"{'-':>9}"
+        if row.get("cpu_ratio") is not None:
+            cpu = (f" {c['cpu_us_per_req']:>7.2f}µs {r['cpu_us_per_req']:>7.2f}µs "
+                   f"{row['cpu_ratio']:>9.2f}")
+        else:
+            cpu = ""
         lines.append(f"{row['command']:12} {row['pipeline']:>3} {c['rps']:>12,.0f} {r['rps']:>12,.0f} "
-                     f"{row['rps_ratio']:>6.2f} {c['p99_ms']:>7.3f}ms {r['p99_ms']:>7.3f}ms")
+                     f"{row['rps_ratio']:>6.2f} {c['p50_ms']:>7.3f}ms {r['p50_ms']:>7.3f}ms "
+                     f"{c['p99_ms']:>7.3f}ms {r['p99_ms']:>7.3f}ms {p99_ratio}{cpu}")
+    lines.append("")
+    lines.append("cpu = the server process's user+system CPU time per request during its run "
+                 "(/proc/<pid>/stat), the figure a busy neighbour moves least.")
     lines.append("")
     lines.append("used_memory growth for the 1,000,000-member zset (INFO memory; the core's is its real heap):")
     for name in ("core", "redis"):

@@ -26,4 +26,5 @@ mkdir -p "$out"
 servers_start
 [ -x "$REDIS_BIN_DIR/redis-benchmark" ] || { echo "bench: no redis-benchmark in $REDIS_BIN_DIR (rerun scripts/get-redis.sh)" >&2; exit 2; }
 python3 "$here/bench.py" --bench-bin "$REDIS_BIN_DIR/redis-benchmark" --redis-port "$REDIS_PORT" \
-  --core-port "$CORE_PORT" --redis-version "$REDIS_VERSION" --requests "$requests" --out "$out"
+  --core-port "$CORE_PORT" --redis-version "$REDIS_VERSION" --requests "$requests" --out "$out" \
+  --redis-pid "${SERVERS_PIDS[0]}" --core-pid "${SERVERS_PIDS[1]}"

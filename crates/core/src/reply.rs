@@ -117,7 +117,8 @@ impl Reply {
                 }
             }
             Reply::Double(d) => {
-                let text = crate::num::format_double(*d);
+                // On the stack: a reply with many scores allocates nothing per score.
+                let text = crate::num::DoubleText::new(*d);
                 if resp3 {
                     line(out, b',', text.as_bytes());
                 } else {

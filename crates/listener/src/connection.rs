@@ -1,43 +1,171 @@
-//! One client connection: a reader and a writer on the same socket.
+//! One client connection: a reader and a writer task on the same socket, and the
+//! [`Output`] they share with the executor.
 //!
-//! The **reader** feeds what arrives to the incremental [`RequestParser`] and
-//! hands every complete request to the executor in one [`Job::Run`] per read (a
-//! pipeline costs one hand-over, not one per command). It stops reading while
-//! two runs are unanswered or while more than [`MAX_UNSENT`] bytes of replies
-//! wait to be written, so a client that sends faster than it reads is slowed
-//! down instead of growing the server's memory. A protocol error is handed over
-//! in order too: the executor answers it after the requests before it, then the
-//! connection closes.
+//! The **reader** waits until the socket is readable, reads once, feeds what
+//! arrived to the incremental [`RequestParser`] and hands every complete request
+//! over as one batch: run at once on this thread when the server is free
+//! ([`Executor::try_inline`]), else sent to the executor thread ([`Job::Run`]):
+//! one hand-over per wake-up, however many requests the read held. The argument
+//! buffers come back once their commands ran ([`Output::recycle`]) and are
+//! refilled by the parser, so a steady stream of requests allocates nothing per
+//! command. It stops reading while two batches are unanswered or while more
+//! than [`MAX_UNSENT`] bytes of replies wait to be written, so a client that
+//! sends faster than it reads is slowed down instead of growing the server's
+//! memory. A protocol error is handed over in order too: the executor answers it
+//! after the requests before it, then the connection closes.
 //!
-//! The **writer** writes what the executor sends, in order, and reports each
-//! write (the `unsent` count the executor checks against output-buffer limits).
-//! Reader and writer are separate tasks so that a client that is slow to read
-//! never stops the server from reading what it sends, nor the other way round.
+//! **Replies** are written by whoever ran the batch, straight to the socket, once
+//! per batch (Redis's `writeToClient` from `beforeSleep`), when nothing is
+//! waiting to be written before them. What the socket does not take at once
+//! waits in [`Output`], and the **writer** task writes it when the socket can
+//! take more, in order, and counts it down (the `unsent` count the executor
+//! checks against output-buffer limits). So a client that reads its replies
+//! costs one `send` per batch and no hand-over between threads; a client that
+//! is slow to read never stops the server.
 
 use std::io;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc::unbounded_channel, Notify};
 
-use crate::executor::{ConnHandle, Job, SharedLimits, ToConn};
-use crate::resp::RequestParser;
+use crate::executor::{lock, ConnHandle, Executor, Job, SharedExecutor, SharedLimits, ToConn};
+use crate::resp::{Batch, RequestParser};
 
 const READ_CHUNK: usize = 64 * 1024;
 /// The reader pauses while more reply bytes than this are waiting to be written.
 pub const MAX_UNSENT: usize = 4 << 20;
-/// ... or while this many runs are unanswered.
-const MAX_RUNS_IN_FLIGHT: usize = 2;
+/// ... or while this many batches are unanswered.
+pub const MAX_RUNS_IN_FLIGHT: usize = 2;
+/// A writer's buffer larger than this is given back once written.
+const KEEP_BUFFER: usize = 64 * 1024;
+/// Spent argument vectors kept for the reader at most.
+const KEEP_ARGVS: usize = 8192;
 
-/// What reader and writer share.
-struct Shared {
-    unsent: Arc<AtomicUsize>,
+/// A connection's output and the counters its tasks and the executor share.
+pub struct Output {
+    stream: Arc<TcpStream>,
+    state: Mutex<OutState>,
+    /// Bytes accepted for this connection and not yet written to its socket.
+    pub unsent: AtomicUsize,
+    /// Batches handed to the executor and not yet answered.
     runs_in_flight: AtomicUsize,
+    /// Jobs of this client sent through the channel and not yet handled (while
+    /// there are any, its batches go the same way, to stay in order).
+    queued_jobs: AtomicUsize,
+    /// The writer or the executor ended the connection.
     closed: AtomicBool,
+    /// Wakes the writer: there are bytes in `state.pending`.
+    writer_wake: Notify,
     /// Wakes the reader when it may read again, or must stop.
-    wake: Notify,
+    reader_wake: Notify,
+    /// Requests whose commands ran, back for the reader's parser to refill,
+    /// and the emptied batch vector.
+    recycled: Mutex<Recycled>,
+}
+
+/// What the executor hands back: spent requests, and an emptied batch vector.
+type Recycled = (Vec<Vec<Vec<u8>>>, Option<Batch>);
+
+#[derive(Default)]
+struct OutState {
+    /// Bytes waiting for the socket, in order.
+    pending: Vec<u8>,
+    /// The writer task owns the output (it has bytes to write, or is writing
+    /// them): the executor appends to `pending` instead of writing.
+    writing: bool,
+    /// A write failed: the connection is going away, drop what comes.
+    broken: bool,
+}
+
+impl Output {
+    /// Writes `bytes` to the socket now if nothing waits before them, and keeps
+    /// what the socket did not take for the writer. Returns the bytes unsent
+    /// after it (what the output-buffer limits look at).
+    pub fn send(&self, bytes: &[u8]) -> usize {
+        if bytes.is_empty() {
+            return self.unsent.load(Ordering::Relaxed);
+        }
+        let mut st = lock(&self.state);
+        let mut rest = bytes;
+        if !st.writing && !st.broken {
+            while !rest.is_empty() {
+                match self.stream.try_write(rest) {
+                    Ok(0) => {
+                        st.broken = true;
+                        break;
+                    }
+                    Ok(n) => rest = &rest[n..],
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => {
+                        st.broken = true;
+                        break;
+                    }
+                }
+            }
+        }
+        if rest.is_empty() || st.broken {
+            return self.unsent.load(Ordering::Relaxed);
+        }
+        st.pending.extend_from_slice(rest);
+        let unsent = self.unsent.fetch_add(rest.len(), Ordering::Relaxed) + rest.len();
+        if !st.writing {
+            st.writing = true;
+            self.writer_wake.notify_one();
+        }
+        unsent
+    }
+
+    pub fn queued_jobs(&self) -> usize {
+        self.queued_jobs.load(Ordering::Acquire)
+    }
+
+    /// A job of this client is about to go through the channel.
+    pub fn job_queued(&self) {
+        self.queued_jobs.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The executor handled one of this client's queued jobs.
+    pub fn job_done(&self) {
+        self.queued_jobs.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// A batch is handed over (inline or through the channel).
+    pub fn run_started(&self) {
+        self.runs_in_flight.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Whether everything accepted so far is in the socket.
+    pub fn all_written(&self) -> bool {
+        !lock(&self.state).writing
+    }
+
+    /// `n` batches were answered: the reader may read again if it waited for
+    /// that (only then is it woken, so a client with one batch at a time is
+    /// never woken from this thread).
+    pub fn runs_done(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let before = self.runs_in_flight.fetch_sub(n, Ordering::Relaxed);
+        if before >= MAX_RUNS_IN_FLIGHT && before - n < MAX_RUNS_IN_FLIGHT {
+            self.reader_wake.notify_one();
+        }
+    }
+
+    /// Hands spent requests (and the emptied batch vector) back to the reader.
+    pub fn recycle(&self, spent: &mut Vec<Vec<Vec<u8>>>, batch: Option<Batch>) {
+        let mut r = lock(&self.recycled);
+        let room = KEEP_ARGVS.saturating_sub(r.0.len());
+        r.0.extend(spent.drain(..).take(room));
+        spent.clear();
+        if let Some(b) = batch {
+            r.1.get_or_insert(b);
+        }
+    }
 }
 
 /// Tells the executor the connection is gone, however `serve` returns.
@@ -55,20 +183,33 @@ impl Drop for Goodbye {
 pub async fn serve(
     stream: TcpStream,
     jobs: mpsc::Sender<Job>,
+    exec: Option<SharedExecutor>,
     limits: Arc<SharedLimits>,
 ) -> io::Result<()> {
     stream.set_nodelay(true)?;
     let addr = stream.peer_addr()?.to_string();
     let laddr = stream.local_addr()?.to_string();
+    let stream = Arc::new(stream);
     let (to_conn, mut from_executor) = unbounded_channel::<ToConn>();
-    let unsent = Arc::new(AtomicUsize::new(0));
     let id = crate::next_client_id();
     let kill = Arc::new(Notify::new());
+    let out = Arc::new(Output {
+        stream: stream.clone(),
+        state: Mutex::new(OutState::default()),
+        unsent: AtomicUsize::new(0),
+        runs_in_flight: AtomicUsize::new(0),
+        queued_jobs: AtomicUsize::new(0),
+        closed: AtomicBool::new(false),
+        writer_wake: Notify::new(),
+        reader_wake: Notify::new(),
+        recycled: Mutex::new((Vec::new(), None)),
+    });
     let handle = ConnHandle {
-        to_conn: to_conn.clone(),
-        unsent: unsent.clone(),
+        to_conn,
+        out: out.clone(),
         kill: kill.clone(),
     };
+    out.job_queued();
     if jobs
         .send(Job::Connect {
             id,
@@ -80,57 +221,63 @@ pub async fn serve(
     {
         return Ok(());
     }
-    let (mut rd, mut wr) = stream.into_split();
     let _goodbye = Goodbye {
         id,
         jobs: jobs.clone(),
     };
-    let shared = Arc::new(Shared {
-        unsent,
-        runs_in_flight: AtomicUsize::new(0),
-        closed: AtomicBool::new(false),
-        wake: Notify::new(),
-    });
 
-    let writer_shared = shared.clone();
     let writer_jobs = jobs.clone();
+    let writer_out = out.clone();
     let writer = async move {
-        let shared = writer_shared;
+        let out = writer_out;
+        let mut buf: Vec<u8> = Vec::new();
         let result: io::Result<()> = async {
-            while let Some(msg) = from_executor.recv().await {
+            loop {
+                // The executor's control messages come after the bytes it
+                // accepted before them: write those first.
+                let msg = tokio::select! {
+                    biased;
+                    _ = kill.notified() => return Ok(()),
+                    _ = out.writer_wake.notified() => None,
+                    msg = from_executor.recv() => Some(msg),
+                };
+                tokio::select! {
+                    biased;
+                    _ = kill.notified() => return Ok(()),
+                    r = drain(&out, &mut buf) => r?,
+                }
                 match msg {
-                    ToConn::Bytes(bytes) => {
-                        let n = bytes.len();
-                        let written = tokio::select! {
-                            w = wr.write_all(&bytes) => w,
-                            _ = kill.notified() => break,
-                        };
-                        shared.unsent.fetch_sub(n, Ordering::Relaxed);
-                        shared.wake.notify_one();
-                        written?;
+                    None => {}
+                    Some(Some(ToConn::Paused)) => {
+                        out.job_queued();
+                        let _ = writer_jobs.send(Job::Resume {
+                            id,
+                            out: out.clone(),
+                        });
                     }
-                    ToConn::Done => {
-                        shared.runs_in_flight.fetch_sub(1, Ordering::Relaxed);
-                        shared.wake.notify_one();
-                    }
-                    ToConn::Paused => {
-                        let _ = writer_jobs.send(Job::Resume { id });
-                    }
-                    ToConn::Close { flush } => {
-                        if flush {
-                            let _ = wr.flush().await;
+                    Some(Some(ToConn::Close { flush })) => {
+                        if !flush {
+                            return Ok(());
                         }
-                        break;
+                        // SAFETY: shutdown on the descriptor of a socket we hold.
+                        unsafe {
+                            libc::shutdown(out.stream.as_raw_fd(), libc::SHUT_WR);
+                        }
+                        return Ok(());
                     }
+                    Some(None) => return Ok(()),
                 }
             }
-            Ok(())
         }
         .await;
-        shared.closed.store(true, Ordering::Relaxed);
-        shared.wake.notify_one();
-        let _ = wr.shutdown().await;
         result
+    };
+    let writer = async {
+        let r = writer.await;
+        out.closed.store(true, Ordering::Relaxed);
+        lock(&out.state).broken = true;
+        out.reader_wake.notify_one();
+        r
     };
 
     let reader = async {
@@ -138,25 +285,32 @@ pub async fn serve(
         let mut chunk = vec![0u8; READ_CHUNK];
         loop {
             // Wait while the client has enough in flight.
-            while !shared.closed.load(Ordering::Relaxed)
-                && (shared.runs_in_flight.load(Ordering::Relaxed) >= MAX_RUNS_IN_FLIGHT
-                    || shared.unsent.load(Ordering::Relaxed) > MAX_UNSENT)
+            while !out.closed.load(Ordering::Relaxed)
+                && (out.runs_in_flight.load(Ordering::Relaxed) >= MAX_RUNS_IN_FLIGHT
+                    || out.unsent.load(Ordering::Relaxed) > MAX_UNSENT)
             {
-                shared.wake.notified().await;
+                out.reader_wake.notified().await;
             }
-            if shared.closed.load(Ordering::Relaxed) {
+            if out.closed.load(Ordering::Relaxed) {
                 return Ok::<(), io::Error>(());
             }
-            let n = tokio::select! {
-                read = rd.read(&mut chunk) => read?,
-                _ = shared.wake.notified() => continue,
+            stream.readable().await?;
+            let n = match read_once(&stream, &mut chunk) {
+                Ok(0) => return Ok(()),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
             };
-            if n == 0 {
-                return Ok(());
-            }
             parser.set_max_bulk(limits.max_bulk.load(Ordering::Relaxed));
             parser.feed(&chunk[..n]);
-            let mut requests = Vec::new();
+            let mut requests = {
+                let mut r = lock(&out.recycled);
+                for argv in r.0.drain(..) {
+                    parser.recycle(argv);
+                }
+                r.1.take().unwrap_or_default()
+            };
             let mut error = None;
             loop {
                 match parser.next_request() {
@@ -170,18 +324,32 @@ pub async fn serve(
             }
             parser.compact();
             if !requests.is_empty() {
-                shared.runs_in_flight.fetch_add(1, Ordering::Relaxed);
-                let run = Job::Run {
-                    id,
-                    requests,
-                    conn: handle.clone(),
+                let queued = match &exec {
+                    Some(exec) => Executor::try_inline(exec, id, &out, requests, &jobs).err(),
+                    None => Some(requests),
                 };
-                if jobs.send(run).is_err() {
-                    return Ok(());
+                if let Some(requests) = queued {
+                    out.run_started();
+                    out.job_queued();
+                    let run = Job::Run {
+                        id,
+                        requests,
+                        conn: handle.clone(),
+                    };
+                    if jobs.send(run).is_err() {
+                        return Ok(());
+                    }
                 }
+            } else {
+                lock(&out.recycled).1.get_or_insert(requests);
             }
             if let Some(e) = error {
-                let _ = jobs.send(Job::ProtocolError { id, message: e.0 });
+                out.job_queued();
+                let _ = jobs.send(Job::ProtocolError {
+                    id,
+                    message: e.0,
+                    out: out.clone(),
+                });
                 // The executor answers it and closes; read nothing more.
                 std::future::pending::<()>().await;
             }
@@ -199,9 +367,72 @@ pub async fn serve(
         r = reader => r,
     };
     // Output that was never written (a client dropped for not reading) is freed
-    // with this task; ask the allocator to hand it back to the system.
-    if shared.unsent.load(Ordering::Relaxed) > 1 << 20 {
+    // here; ask the allocator to hand it back to the system.
+    let unsent = {
+        let mut st = lock(&out.state);
+        st.broken = true;
+        std::mem::take(&mut st.pending).len()
+    };
+    if unsent > 1 << 20 {
         crate::give_memory_back();
     }
     result
+}
+
+/// One `read` of what the socket holds. A short read emptied the socket, so the
+/// readiness is cleared at once (Redis reads once per readable event too): the
+/// next wait goes straight to the poller instead of costing a `read` that
+/// would only say `EAGAIN`. Data arriving after the read is a new edge, which
+/// sets the readiness again (tokio clears it only if no event came since).
+fn read_once(stream: &TcpStream, chunk: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    let fd = stream.as_raw_fd();
+    let r = stream.try_io(tokio::io::Interest::READABLE, || {
+        // SAFETY: reads into a buffer we own, of its length, from our socket.
+        let n = unsafe { libc::recv(fd, chunk.as_mut_ptr().cast(), chunk.len(), 0) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        got = n as usize;
+        if got > 0 && got < chunk.len() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        Ok(got)
+    });
+    match r {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock && got > 0 => Ok(got),
+        other => other,
+    }
+}
+
+/// Writes what waits in `out` until nothing does, then gives the output back to
+/// the executor's direct writes.
+async fn drain(out: &Output, buf: &mut Vec<u8>) -> io::Result<()> {
+    loop {
+        {
+            let mut st = lock(&out.state);
+            if st.pending.is_empty() {
+                st.writing = false;
+                return Ok(());
+            }
+            std::mem::swap(&mut st.pending, buf);
+        }
+        let mut at = 0;
+        while at < buf.len() {
+            out.stream.writable().await?;
+            match out.stream.try_write(&buf[at..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => at += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        out.unsent.fetch_sub(buf.len(), Ordering::Relaxed);
+        out.reader_wake.notify_one();
+        buf.clear();
+        if buf.capacity() > KEEP_BUFFER {
+            *buf = Vec::new();
+        }
+    }
 }

@@ -1,9 +1,19 @@
-//! The executor thread: one command at a time, like Redis's main thread.
+//! The executor: one command at a time, like Redis's main thread.
 //!
-//! It owns the core's [`Server`]. Connections send it what they parsed
-//! ([`Job`]); it runs each client's queue in order through [`Server::call_into`],
-//! which encodes the replies in the client's protocol, and sends the bytes back
-//! ([`ToConn`]). Around that it does what Redis's event loop and `serverCron` do:
+//! It owns the core's [`Server`], behind one lock ([`SharedExecutor`]). A
+//! connection's batch (what one read parsed) runs on the connection's own I/O
+//! thread when the lock is free ([`Executor::try_inline`]); otherwise, and for
+//! anything that may start a script, it goes to the executor thread
+//! ([`Job::Run`]), which also runs the cron and the blocked clients' timeouts.
+//! Either way the executor runs each client's queue in order through
+//! [`Server::call_into`], which encodes the replies in the client's protocol
+//! into one output buffer the executor reuses for every batch, and writes that
+//! buffer to the client's socket once per batch ([`Output::send`]: straight to
+//! the socket when nothing waits before it, as Redis's `beforeSleep` writes
+//! replies from the main thread; what the socket does not take goes to the
+//! connection's writer task). The requests' argument buffers go back to the
+//! connection to be refilled ([`Output::recycle`]). Around that it does what
+//! Redis's event loop and `serverCron` do:
 //!
 //! * **Blocked clients.** A blocking command with nothing to serve parks its
 //!   client (the rest of its pipeline waits with it) in a FIFO queue; after any
@@ -12,8 +22,8 @@
 //!   its keys holds one), a client that blocks again keeps its deadline, and a
 //!   client whose timeout passed gets a null array.
 //! * **Bounded output.** A client's replies are produced at most
-//!   [`OUT_CHUNK`] bytes at a time: the rest of its queue waits until the
-//!   connection has written them (a 60 KB request of 3,000 GETs of 100 KB values
+//!   [`OUT_CHUNK`] bytes at a time: unless the socket took them at once, the
+//!   rest of its queue waits until the connection has written them (a 60 KB request of 3,000 GETs of 100 KB values
 //!   never holds 300 MB of replies). Pushed output (published messages, MONITOR)
 //!   counts against `client-output-buffer-limit`: a subscriber that does not read
 //!   is disconnected at the pubsub class's hard limit, or after staying above the
@@ -25,7 +35,11 @@
 //!   the core's answer ([`BusyContext::answer`]: `-BUSY`, SCRIPT KILL or
 //!   FUNCTION KILL of a script that has not written, FUNCTION STATS, and the
 //!   `allow-busy` commands such as MULTI and WATCH run as usual);
-//!   SHUTDOWN NOSAVE stops the server.
+//!   SHUTDOWN NOSAVE stops the server. Scripts run on the executor thread
+//!   only (the one that reads the channel while a script is busy): a batch
+//!   with one never runs inline, and a queue that reaches one while run
+//!   inline (a script pipelined behind a blocked command that another
+//!   client's push served) is continued there ([`Job::Continue`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -40,6 +54,9 @@ use redislab_core::server::{
 };
 use redislab_core::Server;
 use tokio::sync::mpsc::UnboundedSender;
+
+use crate::connection::Output;
+use crate::resp::Batch;
 
 /// A client's replies are produced this many bytes at a time at most.
 pub const OUT_CHUNK: usize = 1 << 20;
@@ -59,25 +76,32 @@ pub enum Job {
     /// script's handler answer them without the executor's tables.
     Run {
         id: ClientId,
-        requests: Vec<Vec<Vec<u8>>>,
+        requests: Batch,
         conn: ConnHandle,
     },
     /// The request stream broke: after the requests before it, answer this
     /// protocol error and close.
-    ProtocolError { id: ClientId, message: String },
+    ProtocolError {
+        id: ClientId,
+        message: String,
+        out: Arc<Output>,
+    },
     /// The connection wrote the chunk it was asked to: produce the next one.
-    Resume { id: ClientId },
+    Resume { id: ClientId, out: Arc<Output> },
     /// The connection is gone.
     Gone { id: ClientId },
+    /// Go on with a client's queue on the executor thread (it reached a
+    /// request that may start a script while run inline).
+    Continue { id: ClientId, out: Arc<Output> },
+    /// Look again at the next deadline (a batch run inline blocked a client
+    /// with a timeout, or asked for a shutdown).
+    Wake,
 }
 
-/// What the executor tells a connection.
+/// What the executor tells a connection's writer (the replies themselves go
+/// through [`Output::send`]).
 #[derive(Debug)]
 pub enum ToConn {
-    /// Write these bytes.
-    Bytes(Vec<u8>),
-    /// One `Run` has been answered completely.
-    Done,
     /// Write everything so far, then send [`Job::Resume`].
     Paused,
     /// Close the connection (`flush`: after writing what is queued).
@@ -88,11 +112,19 @@ pub enum ToConn {
 #[derive(Clone)]
 pub struct ConnHandle {
     pub to_conn: UnboundedSender<ToConn>,
-    /// Bytes sent to the connection and not yet written to its socket.
-    pub unsent: Arc<AtomicUsize>,
+    /// The socket, the bytes waiting for it, and what the reader waits for.
+    pub out: Arc<Output>,
     /// Closes the connection at once, even in the middle of a write to a client
     /// that does not read.
     pub kill: Arc<tokio::sync::Notify>,
+}
+
+impl ConnHandle {
+    /// Writes `bytes` to the client (see [`Output::send`]); the bytes unsent
+    /// after it.
+    pub fn send(&self, bytes: &[u8]) -> usize {
+        self.out.send(bytes)
+    }
 }
 
 /// Limits the connections read from the server's config (kept current by the
@@ -132,9 +164,11 @@ struct Conn {
     paused: bool,
     /// Since when its pushed output has been above the soft limit.
     over_soft_since: Option<Instant>,
+    /// Requests that ran, to hand back to the connection.
+    spent: Vec<Vec<Vec<u8>>>,
 }
 
-struct Executor {
+pub struct Executor {
     server: Server,
     conns: HashMap<ClientId, Conn>,
     /// Blocked clients, in the order they blocked.
@@ -148,11 +182,38 @@ struct Executor {
     /// Inside [`Executor::serve_waiters`] (which loops until nothing moves, so it
     /// must not start again from a client it serves).
     serving_waiters: bool,
+    /// The output buffer every batch's replies are encoded into (empty between
+    /// batches; it keeps its capacity).
+    out: Vec<u8>,
+    /// When the executor thread means to wake next (for the cron or a
+    /// blocked client's timeout).
+    planned_wake: Instant,
+    /// The executor thread ended (SHUTDOWN, or the listener is dropped).
+    stopped: bool,
+    /// While a batch runs inline: the channel to the executor thread (held
+    /// only then, so that the channel still closes when the I/O thread ends).
+    inline_jobs: Option<mpsc::Sender<Job>>,
 }
 
-pub fn execute_jobs(jobs: mpsc::Receiver<Job>, limits: Arc<SharedLimits>) {
-    // Shared with the busy-script handler, which runs on this same thread while
-    // a script holds the server (so the locks are never contended).
+/// The executor, shared by its thread and the connections that run their
+/// batches inline (see [`Executor::try_inline`]). Whoever holds the lock runs
+/// commands: one at a time.
+pub type SharedExecutor = Arc<Mutex<Executor>>;
+
+thread_local! {
+    /// Set on the executor thread: the only thread a busy script may read
+    /// other clients' jobs from.
+    static ON_EXECUTOR_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Builds the server and the executor around it; `jobs` is what the executor
+/// thread ([`execute_jobs`]) and a busy script's handler read.
+pub fn new_executor(
+    jobs: mpsc::Receiver<Job>,
+    limits: Arc<SharedLimits>,
+) -> (SharedExecutor, Arc<Mutex<mpsc::Receiver<Job>>>) {
+    // Shared with the busy-script handler, which runs on the executor thread
+    // while a script holds the server (so the locks are never contended).
     let jobs = Arc::new(Mutex::new(jobs));
     let deferred = Arc::new(Mutex::new(VecDeque::new()));
     let stop = Arc::new(AtomicBool::new(false));
@@ -161,35 +222,55 @@ pub fn execute_jobs(jobs: mpsc::Receiver<Job>, limits: Arc<SharedLimits>) {
         server.set_memory_probe(probe);
     }
     server.set_busy_handler(busy_handler(jobs.clone(), deferred.clone(), stop.clone()));
-    let mut ex = Executor {
+    let now = Instant::now();
+    let ex = Executor {
         server,
         conns: HashMap::new(),
         waiting: VecDeque::new(),
         limits,
-        next_cron: Instant::now() + ACTIVE_EXPIRE_PERIOD,
+        next_cron: now + ACTIVE_EXPIRE_PERIOD,
         deferred,
         stop,
         serving_waiters: false,
+        out: Vec::new(),
+        planned_wake: now,
+        stopped: false,
+        inline_jobs: None,
     };
     ex.publish_limits();
+    (Arc::new(Mutex::new(ex)), jobs)
+}
+
+/// The executor thread: jobs from the channel, the cron, blocked clients'
+/// timeouts; it holds the executor's lock only while it works.
+pub fn execute_jobs(exec: SharedExecutor, jobs: Arc<Mutex<mpsc::Receiver<Job>>>) {
+    ON_EXECUTOR_THREAD.with(|on| on.set(true));
     loop {
-        if ex.stop.load(Ordering::Relaxed) || ex.server.shutdown_requested() {
-            ex.close_everyone();
-            return;
-        }
-        let queued = lock(&ex.deferred).pop_front();
-        let job = match queued {
-            Some(job) => Ok(job),
-            None => {
-                let wake = ex.next_wake();
-                lock(&jobs).recv_timeout(wake.saturating_duration_since(Instant::now()))
+        let wake = {
+            let mut ex = lock(&exec);
+            if ex.stop.load(Ordering::Relaxed) || ex.server.shutdown_requested() {
+                ex.close_everyone();
+                ex.stopped = true;
+                return;
             }
+            let queued = lock(&ex.deferred).pop_front();
+            if let Some(job) = queued {
+                ex.handle_counted(job);
+                ex.cron();
+                continue;
+            }
+            let wake = ex.next_wake();
+            ex.planned_wake = wake;
+            wake
         };
+        let job = lock(&jobs).recv_timeout(wake.saturating_duration_since(Instant::now()));
+        let mut ex = lock(&exec);
         match job {
-            Ok(job) => ex.handle(job),
+            Ok(job) => ex.handle_counted(job),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 ex.close_everyone();
+                ex.stopped = true;
                 return;
             }
         }
@@ -197,7 +278,91 @@ pub fn execute_jobs(jobs: mpsc::Receiver<Job>, limits: Arc<SharedLimits>) {
     }
 }
 
+/// Whether a request may start a script (EVAL*, FCALL*, FUNCTION, SCRIPT, or
+/// EXEC, which may hold one): such a batch always goes to the executor
+/// thread, where a script past `busy-reply-threshold` can answer the others.
+fn may_run_script(argv: &[Vec<u8>]) -> bool {
+    let Some(name) = argv.first() else {
+        return false;
+    };
+    let starts = |p: &[u8]| name.len() >= p.len() && name[..p.len()].eq_ignore_ascii_case(p);
+    starts(b"eval")
+        || starts(b"fcall")
+        || name.eq_ignore_ascii_case(b"function")
+        || name.eq_ignore_ascii_case(b"script")
+        || name.eq_ignore_ascii_case(b"exec")
+}
+
 impl Executor {
+    /// Runs a connection's batch on the calling thread (the connection's own
+    /// I/O thread, as Redis runs commands on the thread that read them) when
+    /// the executor is free, nothing of this client waits in the channel, and
+    /// no request may start a script. Gives the batch back otherwise, to go
+    /// through the channel to the executor thread.
+    pub fn try_inline(
+        exec: &SharedExecutor,
+        id: ClientId,
+        out: &Output,
+        requests: Batch,
+        jobs: &mpsc::Sender<Job>,
+    ) -> Result<(), Batch> {
+        if out.queued_jobs() > 0 || requests.iter().any(|r| may_run_script(r)) {
+            return Err(requests);
+        }
+        let mut ex = match exec.try_lock() {
+            Ok(ex) => ex,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return Err(requests),
+        };
+        // Checked again under the lock: the executor thread counts jobs down
+        // while holding it.
+        if ex.stopped
+            || ex.server.shutdown_requested()
+            || out.queued_jobs() > 0
+            || !ex.deferred_is_empty()
+        {
+            return Err(requests);
+        }
+        out.run_started();
+        ex.inline_jobs = Some(jobs.clone());
+        ex.run_batch(id, requests);
+        ex.inline_jobs = None;
+        // The executor thread sleeps until the next cron or timeout it knew of:
+        // wake it if this batch blocked a client with an earlier deadline, or
+        // asked for a shutdown.
+        if ex.next_wake() < ex.planned_wake || ex.server.shutdown_requested() {
+            ex.planned_wake = Instant::now();
+            let _ = jobs.send(Job::Wake);
+        }
+        Ok(())
+    }
+
+    fn deferred_is_empty(&self) -> bool {
+        lock(&self.deferred).is_empty()
+    }
+
+    /// [`Executor::handle`] for a job that came through the channel: its
+    /// client's count of queued jobs goes down.
+    fn handle_counted(&mut self, job: Job) {
+        match &job {
+            Job::Connect { conn, .. } | Job::Run { conn, .. } => conn.out.job_done(),
+            Job::ProtocolError { out, .. }
+            | Job::Resume { out, .. }
+            | Job::Continue { out, .. } => out.job_done(),
+            Job::Gone { .. } | Job::Wake => {}
+        }
+        self.handle(job);
+    }
+
+    fn run_batch(&mut self, id: ClientId, mut requests: Batch) {
+        if let Some(conn) = self.conns.get_mut(&id) {
+            conn.queue.extend(requests.drain(..).map(Item::Request));
+            conn.queue.push_back(Item::EndOfRun);
+            conn.handle.out.recycle(&mut conn.spent, Some(requests));
+            self.run_client(id);
+        }
+    }
+
     fn handle(&mut self, job: Job) {
         match job {
             Job::Connect {
@@ -217,9 +382,7 @@ impl Executor {
                     },
                 );
                 if too_many {
-                    let refusal = b"-ERR max number of clients reached\r\n".to_vec();
-                    conn.unsent.fetch_add(refusal.len(), Ordering::Relaxed);
-                    let _ = conn.to_conn.send(ToConn::Bytes(refusal));
+                    conn.send(b"-ERR max number of clients reached\r\n");
                     let _ = conn.to_conn.send(ToConn::Close { flush: true });
                     self.server.disconnect(client);
                     self.server.stats.rejected_connections += 1;
@@ -234,29 +397,26 @@ impl Executor {
                         waits: None,
                         paused: false,
                         over_soft_since: None,
+                        spent: Vec::new(),
                     },
                 );
             }
-            Job::Run { id, requests, .. } => {
-                if let Some(conn) = self.conns.get_mut(&id) {
-                    conn.queue.extend(requests.into_iter().map(Item::Request));
-                    conn.queue.push_back(Item::EndOfRun);
-                    self.run_client(id);
-                }
-            }
-            Job::ProtocolError { id, message } => {
+            Job::Run { id, requests, .. } => self.run_batch(id, requests),
+            Job::ProtocolError { id, message, .. } => {
                 if let Some(conn) = self.conns.get_mut(&id) {
                     conn.queue.push_back(Item::ProtocolError(message));
                     self.run_client(id);
                 }
             }
-            Job::Resume { id } => {
+            Job::Resume { id, .. } => {
                 if let Some(conn) = self.conns.get_mut(&id) {
                     conn.paused = false;
                     self.run_client(id);
                 }
             }
             Job::Gone { id } => self.forget(id),
+            Job::Continue { id, .. } => self.run_client(id),
+            Job::Wake => {}
         }
     }
 
@@ -272,10 +432,12 @@ impl Executor {
     /// wait for). Returns whether it stopped for that reason.
     fn run_client_until_write(&mut self, id: ClientId) -> bool {
         let dirty = self.server.dirty();
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
         let mut close = None;
         let mut runs_done = 0;
         let mut yielded = false;
+        let mut defer = false;
         {
             let Some(conn) = self.conns.get_mut(&id) else {
                 return false;
@@ -285,8 +447,14 @@ impl Executor {
             }
             while let Some(item) = conn.queue.front() {
                 if out.len() >= OUT_CHUNK {
-                    conn.paused = true;
-                    break;
+                    // The rest waits until the connection wrote this chunk
+                    // (at once if the socket took it all).
+                    conn.handle.send(&out);
+                    out.clear();
+                    if !conn.handle.out.all_written() {
+                        conn.paused = true;
+                        break;
+                    }
                 }
                 match item {
                     Item::EndOfRun => {
@@ -299,9 +467,18 @@ impl Executor {
                         close = Some(true);
                         break;
                     }
+                    // Run inline, a script would hold the I/O thread that
+                    // feeds the channel a busy script reads: the executor
+                    // thread takes the rest of this client's queue.
+                    Item::Request(argv) if self.inline_jobs.is_some() && may_run_script(argv) => {
+                        defer = true;
+                        break;
+                    }
                     Item::Request(argv) => match self.server.call_into(id, argv, &mut out) {
                         Outcome::Done => {
-                            conn.queue.pop_front();
+                            if let Some(Item::Request(argv)) = conn.queue.pop_front() {
+                                conn.spent.push(argv);
+                            }
                             if self.server.dirty() != dirty
                                 && !self.waiting.is_empty()
                                 && !self.serving_waiters
@@ -329,17 +506,29 @@ impl Executor {
                     },
                 }
             }
-            if !out.is_empty() {
-                conn.handle.unsent.fetch_add(out.len(), Ordering::Relaxed);
-                let _ = conn.handle.to_conn.send(ToConn::Bytes(out));
-            }
-            for _ in 0..runs_done {
-                let _ = conn.handle.to_conn.send(ToConn::Done);
+            conn.handle.send(&out);
+            conn.handle.out.runs_done(runs_done);
+            if !conn.spent.is_empty() {
+                conn.handle.out.recycle(&mut conn.spent, None);
             }
             if conn.paused {
                 let _ = conn.handle.to_conn.send(ToConn::Paused);
             }
+            if defer {
+                if let Some(jobs) = &self.inline_jobs {
+                    conn.handle.out.job_queued();
+                    let _ = jobs.send(Job::Continue {
+                        id,
+                        out: conn.handle.out.clone(),
+                    });
+                }
+            }
         }
+        out.clear();
+        if out.capacity() > OUT_CHUNK * 2 {
+            out = Vec::new();
+        }
+        self.out = out;
         if let Some(flush) = close {
             self.close(id, flush);
         }
@@ -383,8 +572,7 @@ impl Executor {
         if bytes.is_empty() {
             return;
         }
-        let unsent = conn.handle.unsent.fetch_add(bytes.len(), Ordering::Relaxed) + bytes.len();
-        let _ = conn.handle.to_conn.send(ToConn::Bytes(bytes));
+        let unsent = conn.handle.send(&bytes);
         let limit = self.server.config.output_limit(class);
         let now = Instant::now();
         let over_hard = limit.hard > 0 && unsent as u64 > limit.hard;
@@ -471,8 +659,7 @@ impl Executor {
             reply.encode(&mut out, protocol);
             conn.queue.pop_front();
             conn.blocked = None;
-            conn.handle.unsent.fetch_add(out.len(), Ordering::Relaxed);
-            let _ = conn.handle.to_conn.send(ToConn::Bytes(out));
+            conn.handle.send(&out);
         }
         self.run_client(id);
     }
@@ -521,8 +708,7 @@ impl Executor {
                 Reply::NilArray.encode(&mut out, protocol);
                 conn.queue.pop_front();
                 conn.blocked = None;
-                conn.handle.unsent.fetch_add(out.len(), Ordering::Relaxed);
-                let _ = conn.handle.to_conn.send(ToConn::Bytes(out));
+                conn.handle.send(&out);
             }
             self.run_client(id);
         }
@@ -612,6 +798,11 @@ fn busy_handler(
 ) -> redislab_core::server::BusyHandler {
     Box::new(move |ctx: &mut BusyContext| {
         let mut verdict = BusyVerdict::Continue;
+        // A script run inline by a connection's thread (one a blocked
+        // client's pipeline held) cannot read the channel that thread feeds.
+        if !ON_EXECUTOR_THREAD.with(|on| on.get()) {
+            return verdict;
+        }
         loop {
             let job = match lock(&jobs).try_recv() {
                 Ok(job) => job,
@@ -632,6 +823,7 @@ fn busy_handler(
                 lock(&deferred).push_back(Job::Run { id, requests, conn });
                 continue;
             }
+            conn.out.job_done();
             let mut out = Vec::new();
             let mut close = false;
             for argv in &requests {
@@ -657,9 +849,8 @@ fn busy_handler(
                     }
                 }
             }
-            conn.unsent.fetch_add(out.len(), Ordering::Relaxed);
-            let _ = conn.to_conn.send(ToConn::Bytes(out));
-            let _ = conn.to_conn.send(ToConn::Done);
+            conn.send(&out);
+            conn.out.runs_done(1);
             if close {
                 let _ = conn.to_conn.send(ToConn::Close { flush: true });
             }
@@ -668,7 +859,7 @@ fn busy_handler(
     })
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 

@@ -1,12 +1,18 @@
 //! The core's RESP listener.
 //!
 //! Connections are served by a small tokio runtime on one thread (reading,
-//! parsing, writing); commands are executed by one dedicated thread that owns the
-//! core's [`redislab_core::Server`], so the core sees one command at a time in
-//! arrival order, the way Redis's main thread does. This is what lets the
-//! concurrency labs run the same client code against the core and a real Redis,
-//! and what lets the executor keep answering `-BUSY` to everyone while a script
-//! runs too long.
+//! parsing, writing). The core's [`redislab_core::Server`] sits behind one lock,
+//! so it sees one command at a time in arrival order, the way Redis's main
+//! thread does: a connection's batch of requests runs on that I/O thread when
+//! the server is free (as Redis runs what it reads on the thread that read it),
+//! otherwise it goes to the executor thread, which also runs the cron, the
+//! blocked clients' timeouts and every script (so that a script running too long
+//! still lets the executor answer `-BUSY` to everyone). This is what lets the
+//! concurrency labs run the same client code against the core and a real Redis.
+//!
+//! With [`Options::io_threads`] above 1 (Redis's `io-threads`), connections are
+//! read, parsed and written by that many threads, and every batch is executed
+//! by the executor thread, one command at a time.
 //!
 //! The listen socket has Redis's `tcp-backlog` (511), so thousands of clients
 //! connecting at once are queued by the kernel rather than refused.
@@ -24,12 +30,27 @@ use std::thread::JoinHandle;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use crate::executor::{Job, SharedLimits};
+use crate::executor::{Job, SharedExecutor, SharedLimits};
 
 pub use resp::{parse_all, split_args, ProtocolError, RequestParser};
 
 /// Redis's default `tcp-backlog`.
 pub const TCP_BACKLOG: i32 = 511;
+
+/// How the listener runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Threads reading, parsing and writing connections (Redis's `io-threads`):
+    /// 1 (the default) runs commands on that thread when the server is free;
+    /// more hand every batch to the executor thread.
+    pub io_threads: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { io_threads: 1 }
+    }
+}
 
 /// A running listener. Dropping it stops accepting, closes the executor and joins
 /// both threads.
@@ -43,6 +64,11 @@ pub struct CoreListener {
 impl CoreListener {
     /// Starts on 127.0.0.1, on `port` or on a free port when `port` is 0.
     pub fn start(port: u16) -> io::Result<CoreListener> {
+        CoreListener::start_with(port, Options::default())
+    }
+
+    /// [`CoreListener::start`] with [`Options`].
+    pub fn start_with(port: u16, options: Options) -> io::Result<CoreListener> {
         let std_listener = StdListener::bind((Ipv4Addr::LOCALHOST, port))?;
         // std listens with a backlog of 128; listen() again raises it.
         // SAFETY: a valid listening socket descriptor we own.
@@ -54,19 +80,31 @@ impl CoreListener {
 
         let limits = Arc::new(SharedLimits::default());
         let (jobs_tx, jobs_rx) = mpsc::channel::<Job>();
-        let exec_limits = limits.clone();
+        let (exec, jobs_rx) = executor::new_executor(jobs_rx, limits.clone());
+        let exec_for_thread = exec.clone();
+        let inline = (options.io_threads <= 1).then_some(exec);
         let exec_thread = std::thread::Builder::new()
             .name("core-executor".into())
             // Commands recurse (cjson/cmsgpack nesting up to Redis's 1000
             // levels, Lua's C stack): 2 MB, the default, is tight in a debug
             // build; the pages are only touched when used.
             .stack_size(16 << 20)
-            .spawn(move || executor::execute_jobs(jobs_rx, exec_limits))?;
+            .spawn(move || executor::execute_jobs(exec_for_thread, jobs_rx))?;
 
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .build()?;
+        let runtime = if options.io_threads <= 1 {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_io()
+                .enable_time()
+                .build()?
+        } else {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(options.io_threads)
+                .thread_name("core-io")
+                .enable_io()
+                .enable_time()
+                .build()?
+        };
         let io_thread = std::thread::Builder::new()
             .name("core-io".into())
             .spawn(move || {
@@ -75,7 +113,7 @@ impl CoreListener {
                         return;
                     };
                     tokio::select! {
-                        _ = accept_loop(listener, jobs_tx, limits) => {}
+                        _ = accept_loop(listener, jobs_tx, inline, limits) => {}
                         _ = shutdown_rx => {}
                     }
                 });
@@ -118,7 +156,12 @@ impl Drop for CoreListener {
     }
 }
 
-async fn accept_loop(listener: TcpListener, jobs: mpsc::Sender<Job>, limits: Arc<SharedLimits>) {
+async fn accept_loop(
+    listener: TcpListener,
+    jobs: mpsc::Sender<Job>,
+    exec: Option<SharedExecutor>,
+    limits: Arc<SharedLimits>,
+) {
     loop {
         let (stream, _) = match listener.accept().await {
             Ok(pair) => pair,
@@ -129,9 +172,10 @@ async fn accept_loop(listener: TcpListener, jobs: mpsc::Sender<Job>, limits: Arc
             }
         };
         let jobs = jobs.clone();
+        let exec = exec.clone();
         let limits = limits.clone();
         tokio::spawn(async move {
-            let _ = connection::serve(stream, jobs, limits).await;
+            let _ = connection::serve(stream, jobs, exec, limits).await;
         });
     }
 }

@@ -21,6 +21,16 @@ pub const INLINE_MAX: usize = 64 * 1024;
 const BIG_ARG: usize = 32 * 1024;
 /// Argument slots reserved up front at most, whatever the count says.
 const PREALLOC_ARGS: usize = 1024;
+/// Spent argument buffers kept for reuse: the largest one kept, and their
+/// capacity in all (a pipeline of a few thousand small requests is refilled
+/// without allocating; an idle connection holds at most this much).
+const SPARE_ARG_CAPACITY: usize = 4096;
+const SPARE_ARG_BYTES: usize = 512 * 1024;
+/// Spent argument vectors kept for reuse at most.
+const SPARE_ARGVS: usize = 8192;
+
+/// The requests of one read, in order (what a connection hands the executor).
+pub type Batch = Vec<Vec<Vec<u8>>>;
 
 /// Why a request cannot be parsed: Redis's `Protocol error: ...` text.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,6 +67,12 @@ pub struct RequestParser {
     max_bulk: usize,
     /// Bytes already searched for a line end (so a long line is scanned once).
     scanned: usize,
+    /// Argument buffers and vectors of requests already executed, refilled by
+    /// the next requests (so a steady stream allocates nothing per command).
+    spare_args: Vec<Vec<u8>>,
+    /// The capacity of `spare_args`, in bytes.
+    spare_bytes: usize,
+    spare_argvs: Vec<Vec<Vec<u8>>>,
 }
 
 impl RequestParser {
@@ -67,6 +83,28 @@ impl RequestParser {
             partial: None,
             max_bulk,
             scanned: 0,
+            spare_args: Vec::new(),
+            spare_bytes: 0,
+            spare_argvs: Vec::new(),
+        }
+    }
+
+    /// Takes back a request whose command ran: its buffers hold the next
+    /// requests' arguments (up to a bound; big ones are freed).
+    pub fn recycle(&mut self, mut argv: Vec<Vec<u8>>) {
+        for mut arg in argv.drain(..) {
+            let cap = arg.capacity();
+            if cap > 0 && cap <= SPARE_ARG_CAPACITY && self.spare_bytes + cap <= SPARE_ARG_BYTES {
+                arg.clear();
+                self.spare_bytes += cap;
+                self.spare_args.push(arg);
+            }
+        }
+        if argv.capacity() > 0
+            && argv.capacity() <= PREALLOC_ARGS
+            && self.spare_argvs.len() < SPARE_ARGVS
+        {
+            self.spare_argvs.push(argv);
         }
     }
 
@@ -134,9 +172,11 @@ impl RequestParser {
                     None => return Ok(None),
                     Some(0) => continue,
                     Some(count) => {
+                        let mut argv = self.spare_argvs.pop().unwrap_or_default();
+                        argv.reserve(count.min(PREALLOC_ARGS));
                         self.partial = Some(Partial {
                             remaining: count,
-                            argv: Vec::with_capacity(count.min(PREALLOC_ARGS)),
+                            argv,
                             bulk_len: None,
                             big: None,
                             bytes: 0,
@@ -261,7 +301,15 @@ impl RequestParser {
                 if self.buf.len() - self.pos < len + 2 {
                     return Ok(None);
                 }
-                p.argv.push(self.buf[self.pos..self.pos + len].to_vec());
+                let mut arg = match self.spare_args.pop() {
+                    Some(arg) => {
+                        self.spare_bytes -= arg.capacity();
+                        arg
+                    }
+                    None => Vec::new(),
+                };
+                arg.extend_from_slice(&self.buf[self.pos..self.pos + len]);
+                p.argv.push(arg);
                 p.bytes += len;
                 self.pos += len + 2;
             }
@@ -419,6 +467,28 @@ mod tests {
             p.compact();
         }
         assert_eq!(got, [words(&["PING", "hi"]), words(&["PING"])]);
+    }
+
+    #[test]
+    fn recycled_buffers_hold_the_next_requests_exactly() {
+        let mut p = RequestParser::new(1 << 20);
+        p.feed(b"*3\r\n$3\r\nSET\r\n$5\r\nkey:1\r\n$10\r\n0123456789\r\n");
+        let first = p.next_request().unwrap().unwrap();
+        let (arg_ptr, argv_ptr) = (first[2].as_ptr(), first.as_ptr());
+        p.recycle(first);
+        // Fewer, shorter arguments: nothing of the old request shows through,
+        // and the buffers are the same allocations.
+        p.feed(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
+        let second = p.next_request().unwrap().unwrap();
+        assert_eq!(second, words(&["GET", "k"]));
+        assert_eq!(second.as_ptr(), argv_ptr);
+        assert!(second.iter().any(|a| a.as_ptr() == arg_ptr));
+        // A big argument is not kept.
+        let mut huge = vec![vec![0u8; 1 << 20]];
+        huge.push(Vec::with_capacity(8));
+        let spare = p.spare_args.len();
+        p.recycle(huge);
+        assert_eq!(p.spare_args.len(), spare + 1);
     }
 
     #[test]

@@ -119,3 +119,24 @@ fn a_key_that_ends_up_a_string_does_not_wake_a_zset_pop() {
     let reply = "*3\r\n$4\r\nzset\r\n$3\r\nbar\r\n$1\r\n1\r\n";
     assert_eq!(read_exact_text(&mut waiter, reply.len()), reply);
 }
+
+/// A short timeout is kept even when the command blocked on a connection's own
+/// thread (which runs commands inline while the executor thread sleeps until
+/// its next cron, up to 100 ms away): the executor thread is woken to look at
+/// the new deadline.
+#[test]
+fn a_short_timeout_is_kept_when_the_command_ran_inline() {
+    let listener = CoreListener::start(0).unwrap();
+    let mut client = connect(&listener);
+    let mut waits = Vec::new();
+    for _ in 0..7 {
+        let started = Instant::now();
+        send(&mut client, &["BLPOP", "nothing", "0.01"]);
+        assert_eq!(read_exact_text(&mut client, 5), "*-1\r\n");
+        waits.push(started.elapsed());
+    }
+    waits.sort();
+    let median = waits[waits.len() / 2];
+    assert!(waits[0] >= Duration::from_millis(10), "{waits:?}");
+    assert!(median < Duration::from_millis(70), "{waits:?}");
+}

@@ -310,3 +310,28 @@ fn an_endless_loop_inside_a_coroutine_is_killed_too() {
         assert_eq!(runner.call(&["PING"]), "+PONG\r\n");
     }
 }
+
+/// A script pipelined behind a blocked command, released by another client's
+/// push (which runs on that client's I/O thread), still runs where a busy
+/// script can answer the others: they get -BUSY and SCRIPT KILL stops it.
+#[test]
+fn a_script_released_from_behind_a_blocked_command_still_answers_busy() {
+    let listener = CoreListener::start(0).unwrap();
+    let mut admin = Raw::to(&listener);
+    assert_eq!(
+        admin.call(&["CONFIG", "SET", "busy-reply-threshold", "100"]),
+        "+OK\r\n"
+    );
+    let mut waiter = Raw::to(&listener);
+    waiter.send(&["BLPOP", "q", "0"]);
+    waiter.send(&["EVAL", "while true do end", "0"]);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(admin.call(&["RPUSH", "q", "x"]), ":1\r\n");
+    assert_eq!(waiter.reply(), "*2\r\n$1\r\nq\r\n$1\r\nx\r\n");
+    assert_eq!(until_busy(&mut admin), BUSY_EVAL);
+    assert_eq!(admin.call(&["SCRIPT", "KILL"]), "+OK\r\n");
+    assert!(waiter
+        .reply()
+        .starts_with("-ERR Script killed by user with SCRIPT KILL"));
+    assert_eq!(waiter.call(&["PING"]), "+PONG\r\n");
+}

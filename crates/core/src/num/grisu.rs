@@ -40,18 +40,96 @@
 /// A listpack-encoded sorted set stores `-0` as the integer 0, so there ZSCORE
 /// says `0`; a skiplist-encoded one keeps `-0` (see [`double_to_i64_exact`]).
 pub fn format_double(v: f64) -> String {
-    if v.is_nan() {
-        return "nan".to_string();
+    let text = DoubleText::new(v);
+    // Only ASCII digits, signs, '.', 'e', "inf" and "nan" are ever written.
+    String::from_utf8_lossy(text.as_bytes()).into_owned()
+}
+
+/// [`format_double`] on the stack: the text of a double reply, written into a
+/// fixed buffer, so a reply with many scores (ZRANGE ... WITHSCORES) formats
+/// each one without allocating. Redis does the same with a `char dbuf[MAX_D2STRING_CHARS]`
+/// on the stack of `addReplyDouble`.
+#[derive(Clone, Copy)]
+pub struct DoubleText {
+    buf: [u8; DoubleText::CAPACITY],
+    len: u8,
+}
+
+impl DoubleText {
+    /// The longest text is 26 bytes (a sign, Grisu's at most 18 digits and the
+    /// 7 zeros of the plain integer form); the other forms are shorter.
+    const CAPACITY: usize = 32;
+
+    /// The text of `v` as `d2string` writes it.
+    pub fn new(v: f64) -> DoubleText {
+        let mut t = DoubleText {
+            buf: [0; DoubleText::CAPACITY],
+            len: 0,
+        };
+        if v.is_nan() {
+            t.push(b"nan");
+        } else if v.is_infinite() {
+            t.push(if v < 0.0 { b"-inf" } else { b"inf" });
+        } else if v == 0.0 {
+            t.push(if v.is_sign_negative() { b"-0" } else { b"0" });
+        } else {
+            match double_to_i64_exact(v) {
+                Some(n) => t.push_i64(n),
+                None => t.dtoa(v),
+            }
+        }
+        t
     }
-    if v.is_infinite() {
-        return if v < 0.0 { "-inf" } else { "inf" }.to_string();
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len as usize]
     }
-    if v == 0.0 {
-        return if v.is_sign_negative() { "-0" } else { "0" }.to_string();
+
+    fn push(&mut self, bytes: &[u8]) {
+        let at = self.len as usize;
+        self.buf[at..at + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len() as u8;
     }
-    match double_to_i64_exact(v) {
-        Some(n) => super::format_i64(n),
-        None => dtoa(v),
+
+    fn push_byte(&mut self, b: u8) {
+        self.buf[self.len as usize] = b;
+        self.len += 1;
+    }
+
+    fn push_zeros(&mut self, n: usize) {
+        for _ in 0..n {
+            self.push_byte(b'0');
+        }
+    }
+
+    /// `ll2string` (at most 20 bytes).
+    fn push_i64(&mut self, n: i64) {
+        if n < 0 {
+            self.push_byte(b'-');
+        }
+        let mut digits = [0u8; 20];
+        let mut rest = n.unsigned_abs();
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        self.push(&digits[at..]);
+    }
+
+    /// `fpconv_dtoa` of a finite, non-zero double.
+    fn dtoa(&mut self, d: f64) {
+        let neg = d.to_bits() & SIGN_MASK != 0;
+        if neg {
+            self.push_byte(b'-');
+        }
+        let mut digits = [0u8; 18];
+        let (n, k) = grisu2(d, &mut digits);
+        emit_digits(&digits[..n], k, neg, self);
     }
 }
 
@@ -391,17 +469,14 @@ fn grisu2(d: f64, digits: &mut [u8; 18]) -> (usize, i32) {
 }
 
 /// `emit_digits`: lays out `digits * 10^k` (see the module documentation).
-fn emit_digits(digits: &[u8], k: i32, neg: bool, out: &mut String) {
-    let push = |out: &mut String, bytes: &[u8]| {
-        out.extend(bytes.iter().map(|&b| char::from(b)));
-    };
+fn emit_digits(digits: &[u8], k: i32, neg: bool, out: &mut DoubleText) {
     let ndigits = digits.len() as i32;
     let mut exp = (k + ndigits - 1).abs();
 
     // Plain integer.
     if k >= 0 && exp < ndigits + 7 {
-        push(out, digits);
-        out.extend(std::iter::repeat_n('0', k as usize));
+        out.push(digits);
+        out.push_zeros(k as usize);
         return;
     }
 
@@ -409,64 +484,66 @@ fn emit_digits(digits: &[u8], k: i32, neg: bool, out: &mut String) {
     if k < 0 && (k > -7 || exp < 4) {
         let offset = ndigits - k.abs();
         if offset <= 0 {
-            out.push_str("0.");
-            out.extend(std::iter::repeat_n('0', (-offset) as usize));
-            push(out, digits);
+            out.push(b"0.");
+            out.push_zeros((-offset) as usize);
+            out.push(digits);
         } else {
             let offset = offset as usize;
-            push(out, &digits[..offset]);
-            out.push('.');
-            push(out, &digits[offset..]);
+            out.push(&digits[..offset]);
+            out.push_byte(b'.');
+            out.push(&digits[offset..]);
         }
         return;
     }
 
     // Scientific notation.
     let ndigits = ndigits.min(18 - i32::from(neg));
-    out.push(char::from(digits[0]));
+    out.push_byte(digits[0]);
     if ndigits > 1 {
-        out.push('.');
-        push(out, &digits[1..ndigits as usize]);
+        out.push_byte(b'.');
+        out.push(&digits[1..ndigits as usize]);
     }
-    out.push('e');
-    out.push(if k + ndigits - 1 < 0 { '-' } else { '+' });
+    out.push_byte(b'e');
+    out.push_byte(if k + ndigits - 1 < 0 { b'-' } else { b'+' });
     let mut cent = 0;
     if exp > 99 {
         cent = exp / 100;
-        out.push(char::from(b'0' + cent as u8));
+        out.push_byte(b'0' + cent as u8);
         exp -= cent * 100;
     }
     if exp > 9 {
         let dec = exp / 10;
-        out.push(char::from(b'0' + dec as u8));
+        out.push_byte(b'0' + dec as u8);
         exp -= dec * 10;
     } else if cent != 0 {
-        out.push('0');
+        out.push_byte(b'0');
     }
-    out.push(char::from(b'0' + (exp % 10) as u8));
+    out.push_byte(b'0' + (exp % 10) as u8);
 }
 
-/// `fpconv_dtoa`.
+/// `fpconv_dtoa` (no integer shortcut: `0` is `0`, `-0` is `-0`).
 pub fn dtoa(d: f64) -> String {
     let bits = d.to_bits();
-    let mut out = String::with_capacity(24);
-    let neg = bits & SIGN_MASK != 0;
-    if neg {
-        out.push('-');
-    }
+    let mut t = DoubleText {
+        buf: [0; DoubleText::CAPACITY],
+        len: 0,
+    };
     // filter_special
-    if d == 0.0 {
-        out.push('0');
-        return out;
+    if d == 0.0 || bits & EXP_MASK == EXP_MASK {
+        if bits & SIGN_MASK != 0 {
+            t.push_byte(b'-');
+        }
+        t.push(if d == 0.0 {
+            b"0"
+        } else if bits & FRAC_MASK != 0 {
+            b"nan"
+        } else {
+            b"inf"
+        });
+    } else {
+        t.dtoa(d);
     }
-    if bits & EXP_MASK == EXP_MASK {
-        out.push_str(if bits & FRAC_MASK != 0 { "nan" } else { "inf" });
-        return out;
-    }
-    let mut digits = [0u8; 18];
-    let (n, k) = grisu2(d, &mut digits);
-    emit_digits(&digits[..n], k, neg, &mut out);
-    out
+    String::from_utf8_lossy(t.as_bytes()).into_owned()
 }
 
 #[cfg(test)]
@@ -665,6 +742,28 @@ mod tests {
         assert_eq!(fmt(0.0001), "0.0001");
         // Few digits: K > -7 keeps it plain.
         assert_eq!(fmt(123456.789), "123456.789");
+    }
+
+    #[test]
+    fn the_longest_texts_fit_the_stack_buffer() {
+        // What Redis 8.6.3's ZSCORE answers for these scores.
+        for (v, text) in [
+            (-1.2345678901234567e22, "-12345678901234568000000"),
+            (-0.0012345678901234567, "-0.0012345678901234567"),
+            (-1.2345678901234567e-300, "-1.2345678901234568e-300"),
+            (-f64::MIN_POSITIVE, "-2.2250738585072014e-308"),
+            (-4611686018427387904.0, "-4611686018427387904"),
+        ] {
+            assert_eq!(DoubleText::new(v).as_bytes(), text.as_bytes());
+        }
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let d = -f64::from_bits(x >> 1);
+            assert!(DoubleText::new(d).as_bytes().len() <= 26);
+        }
     }
 
     #[test]

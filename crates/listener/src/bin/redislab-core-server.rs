@@ -8,11 +8,18 @@ struct Cli {
     /// Port to listen on (127.0.0.1 only).
     #[arg(long, default_value_t = 6390)]
     port: u16,
+    /// Threads reading, parsing and writing connections (Redis's io-threads);
+    /// commands still run one at a time.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=128))]
+    io_threads: u16,
 }
 
 fn main() -> std::io::Result<()> {
     let cli = Cli::parse();
-    let listener = redislab_listener::CoreListener::start(cli.port)?;
+    let options = redislab_listener::Options {
+        io_threads: cli.io_threads as usize,
+    };
+    let listener = redislab_listener::CoreListener::start_with(cli.port, options)?;
     eprintln!(
         "redislab core listening on 127.0.0.1:{} (Ctrl-C to stop)",
         listener.port()
