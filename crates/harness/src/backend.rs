@@ -25,6 +25,25 @@ pub struct Kv {
     claim: Option<ClaimId>,
 }
 
+/// One field of an `INFO` reply.
+pub fn info_field<'a>(info: &'a str, field: &str) -> Option<&'a str> {
+    info.lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .map(str::trim)
+}
+
+/// The version a server reports in `INFO server`: `redis_version` for Redis, and
+/// `valkey <valkey_version>` for Valkey (whose `redis_version` stays at 7.2.4 for
+/// clients that test it).
+pub fn server_version(info: &str) -> String {
+    match info_field(info, "valkey_version") {
+        Some(v) => format!("valkey {v}"),
+        None => info_field(info, "redis_version")
+            .unwrap_or("unknown")
+            .to_string(),
+    }
+}
+
 impl Kv {
     /// Connects to `url`. `prefix` is put in front of every key the lab names
     /// (empty on a server the harness started for this run).
@@ -37,17 +56,13 @@ impl Kv {
             .arg("server")
             .query(&mut conn)
             .map_err(|e| format!("{name}: INFO failed: {}", error_text(&e)))?;
-        let field = if name == "core" {
-            "redislab_core_version:"
+        let version = if name == "core" {
+            info_field(&info, "redislab_core_version")
+                .unwrap_or("unknown")
+                .to_string()
         } else {
-            "redis_version:"
+            server_version(&info)
         };
-        let version = info
-            .lines()
-            .find_map(|l| l.strip_prefix(field))
-            .unwrap_or("unknown")
-            .trim()
-            .to_string();
         let claim = if prefix.is_empty() {
             None
         } else {
