@@ -47,8 +47,14 @@ fn main() -> ExitCode {
         .map(|(dir, origin)| (dir.join("matrix.json"), *origin))
         .find(|(path, _)| path.exists())
         .map(|(path, origin)| {
-            redislab_harness::matrix::Matrix::read(&path)
-                .map(|m| (m, format!("{origin} {}", path.display())))
+            redislab_harness::matrix::Matrix::read(&path).map(|m| {
+                // Shown relative to where the report was built, like the labs' origins.
+                let shown = std::env::current_dir()
+                    .ok()
+                    .and_then(|cwd| path.strip_prefix(cwd).ok().map(|p| p.to_path_buf()))
+                    .unwrap_or_else(|| path.clone());
+                (m, format!("{origin} {}", shown.display()))
+            })
         })
         .transpose();
     let matrix = match matrix {

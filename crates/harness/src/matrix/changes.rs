@@ -16,38 +16,57 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Change, Matrix, MatrixRow, Status};
 
-/// A feature: rows whose label has every word of `all` and at least one of `any`.
+/// A feature: rows whose label has every word of `all`, at least one of `any` and
+/// none of `none`.
 struct Feature {
     name: &'static str,
     all: &'static [&'static str],
     any: &'static [&'static str],
+    none: &'static [&'static str],
 }
 
 const FEATURES: &[Feature] = &[
     Feature {
-        name: "compare-and-set (DIGEST, SET IFEQ/IFDEQ, DELEX)",
+        name: "SET … IFEQ (compare-and-set on the value)",
+        all: &["SET"],
+        any: &["IFEQ", "IFNE"],
+        none: &["DELEX", "DIGEST", "IFDEQ", "IFDNE"],
+    },
+    Feature {
+        name: "DELEX (delete if the value matches)",
         all: &[],
-        any: &["DIGEST", "IFEQ", "IFNE", "IFDEQ", "IFDNE", "DELEX"],
+        any: &["DELEX"],
+        none: &[],
+    },
+    Feature {
+        name: "DIGEST and SET … IFDEQ (compare-and-set on a hash of the value)",
+        all: &[],
+        any: &["DIGEST", "IFDEQ", "IFDNE"],
+        none: &["DELEX"],
     },
     Feature {
         name: "MSETEX",
         all: &[],
         any: &["MSETEX"],
+        none: &[],
     },
     Feature {
         name: "BITOP DIFF / DIFF1 / ANDOR / ONE",
         all: &["BITOP"],
         any: &["DIFF", "DIFF1", "ANDOR", "ONE"],
+        none: &[],
     },
     Feature {
         name: "INCREX",
         all: &[],
         any: &["INCREX"],
+        none: &[],
     },
     Feature {
         name: "ZUNION/ZINTER AGGREGATE COUNT",
         all: &["AGGREGATE", "COUNT"],
         any: &["ZUNION", "ZINTER", "ZUNIONSTORE", "ZINTERSTORE"],
+        none: &[],
     },
     Feature {
         name: "hash field expiry (HEXPIRE, HTTL, HGETEX, HSETEX, HGETDEL)",
@@ -55,21 +74,25 @@ const FEATURES: &[Feature] = &[
         any: &[
             "HEXPIRE", "HPEXPIRE", "HTTL", "HPTTL", "HPERSIST", "HGETEX", "HSETEX", "HGETDEL",
         ],
+        none: &[],
     },
     Feature {
         name: "HRANDFIELD",
         all: &[],
         any: &["HRANDFIELD"],
+        none: &[],
     },
     Feature {
         name: "ZRANGESTORE",
         all: &[],
         any: &["ZRANGESTORE"],
+        none: &[],
     },
     Feature {
         name: "EXPIRE NX/XX/GT/LT",
         all: &[],
         any: &["EXPIRE", "PEXPIRE"],
+        none: &[],
     },
 ];
 
@@ -89,9 +112,14 @@ impl Feature {
             let has_cmd = w.iter().any(|x| self.any.contains(x));
             return has_cmd && w.iter().any(|x| ["NX", "XX", "GT", "LT"].contains(x));
         }
-        self.all.iter().all(|a| w.contains(a)) && w.iter().any(|x| self.any.contains(x))
+        self.all.iter().all(|a| w.contains(a))
+            && w.iter().any(|x| self.any.contains(x))
+            && !w.iter().any(|x| self.none.contains(x))
     }
 }
+
+/// Whether a row (the server's text, the reference's) is of one kind of difference.
+type RowTest = fn(&MatrixRow, &str, &str) -> bool;
 
 /// Up to `n` row ids, and how many more.
 fn cite(ids: &[String], n: usize) -> String {
@@ -234,7 +262,7 @@ pub fn what_changed(m: &Matrix) -> Vec<Change> {
     }
     // Two kinds of difference that need no feature list: sizes MEMORY USAGE reports,
     // and the same numbers printed with other digits (checked by parsing them).
-    let kinds: [(&str, fn(&MatrixRow, &str, &str) -> bool); 2] = [
+    let kinds: [(&str, RowTest); 2] = [
         ("reports other MEMORY USAGE sizes", |r, _, _| {
             r.label.contains("MEMORY USAGE")
         }),
