@@ -313,3 +313,29 @@ pub fn pg_error_text(e: &postgres::Error) -> String {
         None => e.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{info_field, server_version};
+    use crate::lab::server_display_name;
+
+    #[test]
+    fn valkey_is_named_by_its_own_version_not_its_redis_compatible_one() {
+        let valkey =
+            "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:9.1.2\r\n";
+        assert_eq!(server_version(valkey), "valkey 9.1.2");
+        assert_eq!(server_display_name(&server_version(valkey)), "Valkey 9.1.2");
+        let redis = "# Server\r\nredis_version:8.6.3\r\nredis_git_sha1:00000000\r\n";
+        assert_eq!(server_version(redis), "8.6.3");
+        assert_eq!(server_display_name("8.6.3"), "Redis 8.6.3");
+        // A field is matched whole: redis_version is not redis_version_extra.
+        assert_eq!(
+            info_field(
+                "redis_version_extra:x\r\nredis_version:7.0.15\r\n",
+                "redis_version"
+            ),
+            Some("7.0.15")
+        );
+        assert_eq!(server_version("# Server\r\n"), "unknown");
+    }
+}
