@@ -237,6 +237,15 @@ pub fn build(runs: &[ServerRun], reference: &str, labs: &[String]) -> Result<Mat
         let reference_report = reference_run.labs.get(lab).and_then(|r| r.as_ref().ok());
         for (key, label, article) in keys {
             let find = |report: &Report| report.rows.iter().find(|r| r.key == key).cloned();
+            // A row no server answered (PostgreSQL's, the lab's own reference) is not
+            // about servers: it stays out of the matrix.
+            let answered = runs.iter().any(|run| {
+                matches!(run.labs.get(lab), Some(Ok(report))
+                    if find(report).is_some_and(|r| r.redis.is_some()))
+            });
+            if !answered {
+                continue;
+            }
             let reference_row = reference_report.and_then(find);
             let reference_cell = reference_row.as_ref().and_then(|r| r.redis.as_ref());
             let mut cells = BTreeMap::new();

@@ -16,6 +16,10 @@ fn report(lab: &str, version: &str, rows: &[(&str, &str, &str)]) -> Report {
         .collect();
     all.push(json!({"key": "t", "label": "a timing", "kind": "measured",
                     "redis": {"text": "1 µs", "value": 1.0, "unit": "µs"}}));
+    all.push(
+        json!({"key": "p", "label": "PostgreSQL only", "kind": "exact",
+                    "pg": {"text": "42"}}),
+    );
     serde_json::from_value(json!({"lab": lab, "title": "t", "source": "s",
         "versions": {"redis": version}, "rows": all}))
     .unwrap()
