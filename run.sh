@@ -27,6 +27,10 @@ usage: ./run.sh COMMAND
                              JSON in out/, with your runs in runs/ preferred
   ./run.sh bench [--out DIR] redis-benchmark on the core's listener and Redis, same run
                              (runs/bench.{txt,json}: req/s, p99, ratios, bytes/member)
+  ./run.sh matrix [ids] [--redis-url NAME=URL]... [--redis-bin NAME=DIR]... [--bless]
+                             every exact row on Redis 7.0.15, 8.0.6, 8.6.3, Valkey 9.1.2
+                             (and your servers) side by side: runs/matrix.{txt,json}
+                             (out/ with --bless); ./run.sh check matrix compares
   ./run.sh test              unit, differential and report tests, then check
 EOF
 }
@@ -206,7 +210,13 @@ case "$cmd" in
     ;;
   report) report "$@" ;;
   bench) scripts/bench.sh "$@" ;;
+  matrix) scripts/matrix.sh "$@" ;;
   check)
+    # The version matrix is checked on its own (it runs every lab on four servers).
+    if [ "${1:-}" = matrix ]; then
+      [ $# -eq 1 ] || { echo "run.sh: check matrix takes no other argument" >&2; exit 2; }
+      exec scripts/matrix.sh --check out/matrix.json
+    fi
     ids=()
     for want in "$@"; do
       id="$(resolve "$want")" || exit 2

@@ -25,6 +25,25 @@ pub struct Kv {
     claim: Option<ClaimId>,
 }
 
+/// One field of an `INFO` reply.
+pub fn info_field<'a>(info: &'a str, field: &str) -> Option<&'a str> {
+    info.lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .map(str::trim)
+}
+
+/// The version a server reports in `INFO server`: `redis_version` for Redis, and
+/// `valkey <valkey_version>` for Valkey (whose `redis_version` stays at 7.2.4 for
+/// clients that test it).
+pub fn server_version(info: &str) -> String {
+    match info_field(info, "valkey_version") {
+        Some(v) => format!("valkey {v}"),
+        None => info_field(info, "redis_version")
+            .unwrap_or("unknown")
+            .to_string(),
+    }
+}
+
 impl Kv {
     /// Connects to `url`. `prefix` is put in front of every key the lab names
     /// (empty on a server the harness started for this run).
@@ -37,17 +56,13 @@ impl Kv {
             .arg("server")
             .query(&mut conn)
             .map_err(|e| format!("{name}: INFO failed: {}", error_text(&e)))?;
-        let field = if name == "core" {
-            "redislab_core_version:"
+        let version = if name == "core" {
+            info_field(&info, "redislab_core_version")
+                .unwrap_or("unknown")
+                .to_string()
         } else {
-            "redis_version:"
+            server_version(&info)
         };
-        let version = info
-            .lines()
-            .find_map(|l| l.strip_prefix(field))
-            .unwrap_or("unknown")
-            .trim()
-            .to_string();
         let claim = if prefix.is_empty() {
             None
         } else {
@@ -296,5 +311,31 @@ pub fn pg_error_text(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("{}: {}", db.severity(), db.message()),
         None => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{info_field, server_version};
+    use crate::lab::server_display_name;
+
+    #[test]
+    fn valkey_is_named_by_its_own_version_not_its_redis_compatible_one() {
+        let valkey =
+            "# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:9.1.2\r\n";
+        assert_eq!(server_version(valkey), "valkey 9.1.2");
+        assert_eq!(server_display_name(&server_version(valkey)), "Valkey 9.1.2");
+        let redis = "# Server\r\nredis_version:8.6.3\r\nredis_git_sha1:00000000\r\n";
+        assert_eq!(server_version(redis), "8.6.3");
+        assert_eq!(server_display_name("8.6.3"), "Redis 8.6.3");
+        // A field is matched whole: redis_version is not redis_version_extra.
+        assert_eq!(
+            info_field(
+                "redis_version_extra:x\r\nredis_version:7.0.15\r\n",
+                "redis_version"
+            ),
+            Some("7.0.15")
+        );
+        assert_eq!(server_version("# Server\r\n"), "unknown");
     }
 }

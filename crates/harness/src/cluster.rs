@@ -44,12 +44,7 @@ impl ClusterKv {
             .arg("server")
             .query(&mut first)
             .map_err(|e| format!("cluster: INFO failed: {}", error_text(&e)))?;
-        let version = info
-            .lines()
-            .find_map(|l| l.strip_prefix("redis_version:"))
-            .unwrap_or("unknown")
-            .trim()
-            .to_string();
+        let version = crate::backend::server_version(&info);
         let nodes = slot_map(&mut first)?;
         Ok(ClusterKv {
             version,

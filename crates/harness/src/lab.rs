@@ -254,6 +254,55 @@ impl Ctx {
     pub fn note(&mut self, text: impl Into<String>) {
         self.report.notes.push(text.into());
     }
+
+    /// The real server of this run as a note names it (`Redis 8.6.3`, `Valkey 9.1.2`),
+    /// from what it reported in `INFO server`; `versions_key` is `redis`, or `redis
+    /// cluster` / `redis sentinel` for the servers a lab started of its own. `None`
+    /// when that server did not run.
+    pub fn server_name(&self, versions_key: &str) -> Option<String> {
+        Some(server_display_name(&self.server_version(versions_key)?))
+    }
+
+    /// The version part of a `versions` entry (`8.6.3`, `valkey 9.1.2`), without a
+    /// cluster's or Sentinel group's description (`8.6.3 × 3 masters` → `8.6.3`).
+    pub fn server_version(&self, versions_key: &str) -> Option<String> {
+        let v = self.report.versions.get(versions_key)?;
+        let v = v.split(" · ").next().unwrap_or(v);
+        Some(v.split(" × ").next().unwrap_or(v).trim().to_string())
+    }
+
+    /// True when the real server answered row `key` with an error.
+    pub fn redis_refused(&self, key: &str) -> bool {
+        self.report
+            .rows
+            .iter()
+            .find(|r| r.key == key)
+            .and_then(|r| r.redis.as_ref())
+            .is_some_and(|c| c.error || is_error_reply(&c.text))
+    }
+}
+
+/// `8.6.3` → `Redis 8.6.3`; `valkey 9.1.2` → `Valkey 9.1.2`.
+pub fn server_display_name(version: &str) -> String {
+    match version.strip_prefix("valkey ") {
+        Some(v) => format!("Valkey {v}"),
+        None => format!("Redis {version}"),
+    }
+}
+
+/// A reply text that starts with an error code (`ERR …`, `WRONGTYPE …`, …).
+fn is_error_reply(text: &str) -> bool {
+    const CODES: [&str; 8] = [
+        "ERR",
+        "WRONGTYPE",
+        "NOSCRIPT",
+        "CROSSSLOT",
+        "NOPERM",
+        "EXECABORT",
+        "BUSY",
+        "NOTBUSY",
+    ];
+    CODES.contains(&text.split_whitespace().next().unwrap_or(""))
 }
 
 /// Servers this run started; dropping this stops them.

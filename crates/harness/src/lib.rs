@@ -16,6 +16,7 @@
 //! * [`fmt`]: numbers formatted one way (separators, units);
 //! * [`check`]: comparison of a fresh run with the committed baselines;
 //! * [`lab`]: the command line every lab binary shares, and the run loop;
+//! * [`matrix`]: the version matrix, every exact row on several servers side by side;
 //! * [`timing`]: latency distributions, server-side per-call times, bulk loading;
 //! * [`trace`]: `--trace`, every command and reply in redis-cli syntax;
 //! * [`progress`]: progress bars for phases longer than a second, on a terminal;
@@ -38,6 +39,7 @@ pub mod heap;
 pub mod inprocess;
 pub mod jobs;
 pub mod lab;
+pub mod matrix;
 pub mod paths;
 pub mod progress;
 pub mod report;

@@ -10,6 +10,7 @@
 //! from elsewhere; a Content-Security-Policy says so to the browser).
 
 pub mod charts;
+pub mod matrix_page;
 pub mod skiplist;
 
 use std::collections::BTreeMap;
@@ -17,6 +18,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use redislab_harness::chart::ChartKind;
+use redislab_harness::matrix::Matrix;
 use redislab_harness::report::{self, Kind, Report, COLUMNS};
 
 /// A report and where it came from (shown on the page).
@@ -64,8 +66,13 @@ pub struct Summary {
     pub chart_errors: Vec<String>,
 }
 
-/// Writes the site into `out`.
-pub fn write_site(inputs: &[Input], out: &Path) -> Result<Summary, String> {
+/// Writes the site into `out`; with a version matrix (and where it came from), its
+/// page `matrix.html` too, linked from the index.
+pub fn write_site(
+    inputs: &[Input],
+    matrix: Option<(&Matrix, &str)>,
+    out: &Path,
+) -> Result<Summary, String> {
     let svg_dir = out.join("svg");
     std::fs::create_dir_all(&svg_dir)
         .map_err(|e| format!("cannot create {}: {e}", svg_dir.display()))?;
@@ -79,7 +86,14 @@ pub fn write_site(inputs: &[Input], out: &Path) -> Result<Summary, String> {
         write(&out.join(format!("{}.html", input.report.lab)), &page)?;
         summary.pages += 1;
     }
-    write(&out.join("index.html"), &index_page(inputs))?;
+    if let Some((m, origin)) = matrix {
+        write(&out.join("matrix.html"), &matrix_page::page(m, origin))?;
+        summary.pages += 1;
+    }
+    write(
+        &out.join("index.html"),
+        &index_page(inputs, matrix.is_some()),
+    )?;
     write(&out.join("style.css"), STYLE)?;
     summary.pages += 1;
     Ok(summary)
@@ -170,9 +184,12 @@ fn article_line(r: &Report) -> String {
     }
 }
 
-fn index_page(inputs: &[Input]) -> String {
+fn index_page(inputs: &[Input], with_matrix: bool) -> String {
     let mut h = head("redis-labs: the report");
     h.push_str("<header><h1>redis-labs</h1>\n<p>The experiments of four Vietnamese articles on Redis, run on this project's core, a real Redis and a real PostgreSQL. Each lab's page puts the article's figure beside every backend's answer.</p></header>\n<main>\n");
+    if with_matrix {
+        h.push_str("<p><a href=\"matrix.html\">The version matrix</a>: every exact row on each real server side by side.</p>\n");
+    }
     h.push_str("<table class=\"index\">\n<thead><tr><th>lab</th><th>article · section</th><th>verdicts</th><th>charts</th></tr></thead>\n<tbody>\n");
     for input in inputs {
         let r = &input.report;

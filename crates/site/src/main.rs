@@ -40,7 +40,32 @@ fn main() -> ExitCode {
         eprintln!("labreport: no lab reports in {}", dirs[0].0.display());
         return ExitCode::FAILURE;
     }
-    match redislab_site::write_site(&inputs, &out) {
+    // The version matrix: your run's (runs/matrix.json) over the committed one.
+    let matrix = dirs
+        .iter()
+        .rev()
+        .map(|(dir, origin)| (dir.join("matrix.json"), *origin))
+        .find(|(path, _)| path.exists())
+        .map(|(path, origin)| {
+            redislab_harness::matrix::Matrix::read(&path).map(|m| {
+                // Shown relative to where the report was built, like the labs' origins.
+                let shown = std::env::current_dir()
+                    .ok()
+                    .and_then(|cwd| path.strip_prefix(cwd).ok().map(|p| p.to_path_buf()))
+                    .unwrap_or_else(|| path.clone());
+                (m, format!("{origin} {}", shown.display()))
+            })
+        })
+        .transpose();
+    let matrix = match matrix {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("labreport: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let matrix_ref = matrix.as_ref().map(|(m, o)| (m, o.as_str()));
+    match redislab_site::write_site(&inputs, matrix_ref, &out) {
         Ok(s) => {
             for e in &s.chart_errors {
                 eprintln!("labreport: chart not drawn: {e}");

@@ -230,8 +230,15 @@ fn every_page_renders_its_charts_without_errors() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let inputs = redislab_site::load(&[(root.join("out"), "baseline")]);
     assert!(!inputs.is_empty(), "no baselines in out/");
+    // The committed version matrix, when there is one, gets its page opened too.
+    let matrix = redislab_harness::matrix::Matrix::read(&root.join("out/matrix.json")).ok();
     let site = temp_dir("site");
-    let summary = redislab_site::write_site(&inputs, &site.0).unwrap();
+    let summary = redislab_site::write_site(
+        &inputs,
+        matrix.as_ref().map(|m| (m, "out/matrix.json")),
+        &site.0,
+    )
+    .unwrap();
     assert!(
         summary.chart_errors.is_empty(),
         "charts not drawn: {:?}",
@@ -251,6 +258,9 @@ fn every_page_renders_its_charts_without_errors() {
         browser.call(s, domain, json!({}));
     }
     let mut pages: Vec<(String, usize)> = vec![("index".into(), 0)];
+    if matrix.is_some() {
+        pages.push(("matrix".into(), 0));
+    }
     pages.extend(
         inputs
             .iter()

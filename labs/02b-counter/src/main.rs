@@ -86,7 +86,13 @@ fn main() -> ExitCode {
             r.exact(key, label, article).core_matches_redis = false;
         }
         ctx.each_kv(counters)?;
-        ctx.note("INCREX is a Redis 8.8 command; the Redis that runs here is 8.6.3, so its cells hold the server's own error. The core implements INCREX as the 8.8 documentation defines it (reply: new value, applied increment).");
+        // What the real server did with INCREX, from its own answer (rl-first).
+        let server = match ctx.server_version("redis") {
+            Some(v) if ctx.redis_refused("rl-first") => format!("; the Redis that runs here is {v}, so its cells hold the server's own error"),
+            Some(v) => format!("; the Redis that runs here is {v}, which answers it: its cells hold its own replies"),
+            None => String::new(),
+        };
+        ctx.note(format!("INCREX is a Redis 8.8 command{server}. The core implements INCREX as the 8.8 documentation defines it (reply: new value, applied increment)."));
         ctx.note("INCRBYFLOAT computes in x87 80-bit long double and prints with %.17Lg; the core uses a software 80-bit float to give the same digits.");
         Ok(())
     })

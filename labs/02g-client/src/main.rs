@@ -147,7 +147,16 @@ fn main() -> ExitCode {
         ctx.each_kv(client_calls)?;
         ctx.note("Every typed call sends the options it was given, in a fixed order; the builder does not stop NX and IFEQ from being combined — the server answers that combination (see its row).");
         ctx.note("The redis crate has no key prefix option: typed calls and redis::cmd(...) send keys exactly as written. On a shared server the labs add their prefix in one place (Kv::key).");
-        ctx.note("INCREX is Redis 8.8: the typed call exists in the crate (1.8), the 8.6.3 server answers with its own error.");
+        let server = match ctx.server_version("redis") {
+            Some(v) if ctx.redis_refused("increx") => {
+                format!(", the {v} server answers with its own error")
+            }
+            Some(v) => format!(", the {v} server answers it (see its row)"),
+            None => String::new(),
+        };
+        ctx.note(format!(
+            "INCREX is Redis 8.8: the typed call exists in the crate (1.8){server}."
+        ));
         Ok(())
     })
 }

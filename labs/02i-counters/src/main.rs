@@ -70,7 +70,27 @@ fn main() -> ExitCode {
             }
             Ok(())
         })?;
-        ctx.note("Same answers on both paths: INCREX on the core, the Lua fallback on Redis 8.6.3 (which answers INCREX with an unknown-command error), and the fallback again on the core.");
+        // Which path the real server took, from its own `path` row.
+        let path = ctx
+            .report
+            .rows
+            .iter()
+            .find(|r| r.key == "path")
+            .and_then(|r| r.redis.as_ref())
+            .map(|c| c.text.clone());
+        let note = match (ctx.server_name("redis"), path) {
+            (Some(v), Some(p)) if p.starts_with("Lua script") => {
+                let why = if p.contains("unknown command") {
+                    "an unknown-command error".to_string()
+                } else {
+                    format!("an error: {}", p.trim_start_matches("Lua script").trim())
+                };
+                format!("Same answers on both paths: INCREX on the core, the Lua fallback on {v} (which answers INCREX with {why}), and the fallback again on the core.")
+            }
+            (Some(v), Some(_)) => format!("Same answers on both paths: INCREX on the core and on {v} (which has it), and the Lua fallback on the core."),
+            _ => "Same answers on both paths: INCREX on the core, and the Lua fallback on the core.".to_string(),
+        };
+        ctx.note(note);
         Ok(())
     })
 }

@@ -215,7 +215,11 @@ fn declare(r: &mut Report) {
 }
 
 fn notes(ctx: &mut redislab_harness::Ctx) {
-    ctx.note("The redis column is a 3-master Redis Cluster (no replicas) of the same redis-server 8.6.3 binary, started by the harness on loopback and stopped at the end; the standalone Redis every lab gets is not used. The core is one node: it answers the same commands (its BITOP over untagged keys simply works, hence 'expected'), and rows about nodes say 'not a cluster'.");
+    // The version the cluster reported, not a fixed one.
+    let version = ctx
+        .server_version("redis cluster")
+        .unwrap_or_else(|| "(not started)".into());
+    ctx.note(format!("The redis column is a 3-master Redis Cluster (no replicas) of the same redis-server {version} binary, started by the harness on loopback and stopped at the end; the standalone Redis every lab gets is not used. The core is one node: it answers the same commands (its BITOP over untagged keys simply works, hence 'expected'), and rows about nodes say 'not a cluster'."));
     ctx.note("Article 02 §3.7: multi-key commands (BITOP, PFMERGE, PFCOUNT over several keys, MSETEX) need every key in the same slot on a Cluster. CROSSSLOT above is the server's own error; the cluster-aware client routes BITOP by its first key and that node refuses it.");
     ctx.note("A hash tag fixes CROSSSLOT by putting the whole week on one node: every day, and BITOP's work, land there. A client-side AND fetches 7 × 12,500 bytes instead and gives the same count.");
     ctx.note("Fan-out timings are client round trips over loopback (sequential calls through the cluster-aware client; the core: the same keys on its one node); the ratios are medians of one run. BITPOS over the shards stops at the first shard with a 0 bit (shard 5 here), so it makes 6 calls; each must pass the 0 -1 range, otherwise an all-ones shard answers the bit past its end instead of -1.");

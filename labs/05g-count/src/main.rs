@@ -59,7 +59,25 @@ fn main() -> ExitCode {
 
         ctx.each_kv(counts)?;
         ctx.with_pg(pg_counts)?;
-        ctx.note("Redis 8.6.3 answers AGGREGATE COUNT with a syntax error: COUNT arrived in 8.8. The core implements it as the 8.8 documentation defines it: input scores are ignored and each set holding a member adds its weight (1 without WEIGHTS).");
+        // What the real server said to AGGREGATE COUNT, from its own union-count cell.
+        let answer = ctx
+            .report
+            .rows
+            .iter()
+            .find(|r| r.key == "union-count")
+            .and_then(|r| r.redis.as_ref())
+            .map(|c| c.text.clone());
+        let server = match (ctx.server_name("redis"), answer) {
+            (Some(v), Some(a)) if a == "ERR syntax error" => {
+                format!("{v} answers AGGREGATE COUNT with a syntax error: ")
+            }
+            (Some(v), Some(_)) if ctx.redis_refused("union-count") => {
+                format!("{v} answers AGGREGATE COUNT with its own error (see its rows): ")
+            }
+            (Some(v), Some(_)) => format!("{v} answers AGGREGATE COUNT (see its rows): "),
+            _ => String::new(),
+        };
+        ctx.note(format!("{server}COUNT arrived in 8.8. The core implements it as the 8.8 documentation defines it: input scores are ignored and each set holding a member adds its weight (1 without WEIGHTS)."));
         ctx.note("SUM adds the scores, so sv1 (1 + 2 + 4) and sv4 (9) look like the most 'counted' members; COUNT gives sv1 3 and sv4 1.");
         Ok(())
     })

@@ -148,7 +148,11 @@ fn declare_rows(r: &mut redislab_harness::Report) {
 }
 
 fn notes(ctx: &mut redislab_harness::Ctx) {
-    ctx.note("The cluster is 3 masters without replicas, started by the harness from the same redis-server 8.6.3 binary (--cluster-enabled yes, node timeout 2000 ms), joined with redis-cli --cluster create, and stopped at the end. The redis column of the cluster rows is the cluster; of the global top 10 row, a standalone Redis.");
+    // The version the cluster reported, not a fixed one.
+    let version = ctx
+        .server_version("redis cluster")
+        .unwrap_or_else(|| "(not started)".into());
+    ctx.note(format!("The cluster is 3 masters without replicas, started by the harness from the same redis-server {version} binary (--cluster-enabled yes, node timeout 2000 ms), joined with redis-cli --cluster create, and stopped at the end. The redis column of the cluster rows is the cluster; of the global top 10 row, a standalone Redis."));
     ctx.note("CROSSSLOT is the server's own error: the cluster-aware client routes ZUNIONSTORE by its first key and the node refuses it because the 7 day keys and the week key are in 8 different slots. The core is not a cluster (one node, every slot): it would simply run the command, so it is left out of that row rather than shown as a mismatch.");
     ctx.note("The article pairs leaderboard:day:2026-06-01 with leaderboard:week:2026-W22, but 2026-06-01 is the Monday of ISO week 23, and the article's own weekly_key() gives 2026-W23: the lab uses W23.");
     ctx.note("The article's merge sorts the candidates by score only; the lab breaks ties as ZREVRANGE does (higher member bytes first), otherwise a merged top N can list tied users in another order than the global one.");
