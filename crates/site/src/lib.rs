@@ -9,6 +9,7 @@
 //! way. The pages load nothing from the network (no script, font or style sheet
 //! from elsewhere; a Content-Security-Policy says so to the browser).
 
+pub mod bench_page;
 pub mod charts;
 pub mod matrix_page;
 pub mod skiplist;
@@ -67,10 +68,12 @@ pub struct Summary {
 }
 
 /// Writes the site into `out`; with a version matrix (and where it came from), its
-/// page `matrix.html` too, linked from the index.
+/// page `matrix.html` too, and with a `./run.sh bench` result `bench.html`, each
+/// linked from the index.
 pub fn write_site(
     inputs: &[Input],
     matrix: Option<(&Matrix, &str)>,
+    bench: Option<(&serde_json::Value, &str)>,
     out: &Path,
 ) -> Result<Summary, String> {
     let svg_dir = out.join("svg");
@@ -90,9 +93,13 @@ pub fn write_site(
         write(&out.join("matrix.html"), &matrix_page::page(m, origin))?;
         summary.pages += 1;
     }
+    if let Some((b, origin)) = bench {
+        write(&out.join("bench.html"), &bench_page::page(b, origin))?;
+        summary.pages += 1;
+    }
     write(
         &out.join("index.html"),
-        &index_page(inputs, matrix.is_some()),
+        &index_page(inputs, matrix.is_some(), bench.is_some()),
     )?;
     write(&out.join("style.css"), STYLE)?;
     summary.pages += 1;
@@ -184,11 +191,14 @@ fn article_line(r: &Report) -> String {
     }
 }
 
-fn index_page(inputs: &[Input], with_matrix: bool) -> String {
+fn index_page(inputs: &[Input], with_matrix: bool, with_bench: bool) -> String {
     let mut h = head("redis-labs: the report");
     h.push_str("<header><h1>redis-labs</h1>\n<p>The experiments of four Vietnamese articles on Redis, run on this project's core, a real Redis and a real PostgreSQL. Each lab's page puts the article's figure beside every backend's answer.</p></header>\n<main>\n");
     if with_matrix {
         h.push_str("<p><a href=\"matrix.html\">The version matrix</a>: every exact row on each real server side by side.</p>\n");
+    }
+    if with_bench {
+        h.push_str("<p><a href=\"bench.html\">The benchmark</a>: redis-benchmark on the core and on Redis in the same run.</p>\n");
     }
     h.push_str("<table class=\"index\">\n<thead><tr><th>lab</th><th>article · section</th><th>verdicts</th><th>charts</th></tr></thead>\n<tbody>\n");
     for input in inputs {

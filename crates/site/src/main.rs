@@ -65,7 +65,29 @@ fn main() -> ExitCode {
         }
     };
     let matrix_ref = matrix.as_ref().map(|(m, o)| (m, o.as_str()));
-    match redislab_site::write_site(&inputs, matrix_ref, &out) {
+    // `./run.sh bench`'s result, yours (runs/bench.json) over the committed one.
+    let bench = dirs
+        .iter()
+        .rev()
+        .map(|(dir, origin)| (dir.join("bench.json"), *origin))
+        .find(|(path, _)| path.exists())
+        .map(|(path, origin)| {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let value: serde_json::Value = serde_json::from_str(&text)
+                .map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+            Ok::<_, String>((value, format!("{origin} {}", path.display())))
+        })
+        .transpose();
+    let bench = match bench {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("labreport: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let bench_ref = bench.as_ref().map(|(b, o)| (b, o.as_str()));
+    match redislab_site::write_site(&inputs, matrix_ref, bench_ref, &out) {
         Ok(s) => {
             for e in &s.chart_errors {
                 eprintln!("labreport: chart not drawn: {e}");

@@ -233,9 +233,14 @@ fn every_page_renders_its_charts_without_errors() {
     // The committed version matrix, when there is one, gets its page opened too.
     let matrix = redislab_harness::matrix::Matrix::read(&root.join("out/matrix.json")).ok();
     let site = temp_dir("site");
+    // And the committed benchmark result, when there is one.
+    let bench: Option<serde_json::Value> = std::fs::read_to_string(root.join("out/bench.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
     let summary = redislab_site::write_site(
         &inputs,
         matrix.as_ref().map(|m| (m, "out/matrix.json")),
+        bench.as_ref().map(|b| (b, "out/bench.json")),
         &site.0,
     )
     .unwrap();
@@ -260,6 +265,9 @@ fn every_page_renders_its_charts_without_errors() {
     let mut pages: Vec<(String, usize)> = vec![("index".into(), 0)];
     if matrix.is_some() {
         pages.push(("matrix".into(), 0));
+    }
+    if bench.is_some() {
+        pages.push(("bench".into(), 0));
     }
     pages.extend(
         inputs

@@ -1,0 +1,141 @@
+//! `bench.html`: `./run.sh bench`'s result (`bench.json`, written by
+//! scripts/bench.py) as a page — the machine and time it was measured, then one
+//! row per command and pipeline depth: requests per second, p50 and p99 on the
+//! core and on Redis in the same run, and their ratios (a ratio below 1 on
+//! req/s, or above 1 on p99, is the core behind Redis and is highlighted), then
+//! each server's memory for the 1M-member sorted set.
+//!
+//! The JSON is read loosely (a field bench.py does not write is shown as "–"), so
+//! a result from an older bench.py still renders.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::{esc, head};
+
+fn num(v: &Value, path: &[&str]) -> Option<f64> {
+    let mut at = v;
+    for p in path {
+        at = at.get(p)?;
+    }
+    at.as_f64()
+}
+
+fn text(v: &Value, key: &str) -> String {
+    v.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or("–")
+        .to_string()
+}
+
+fn fixed(x: Option<f64>, digits: usize, unit: &str) -> String {
+    x.map_or("–".into(), |x| format!("{x:.digits$}{unit}"))
+}
+
+/// Requests per second with thousands separators.
+fn rps(x: Option<f64>) -> String {
+    let Some(x) = x else { return "–".into() };
+    let digits = format!("{:.0}", x.max(0.0));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A ratio cell, marked `behind` when the core is behind Redis on it.
+fn ratio(x: Option<f64>, behind: impl Fn(f64) -> bool) -> String {
+    match x {
+        Some(r) if behind(r) => format!("<td class=\"num behind\">{r:.2}</td>"),
+        Some(r) => format!("<td class=\"num\">{r:.2}</td>"),
+        None => "<td class=\"num\">–</td>".into(),
+    }
+}
+
+pub fn page(bench: &Value, origin: &str) -> String {
+    let mut h = head("redis-labs: the benchmark");
+    let _ = writeln!(
+        h,
+        "<header><p class=\"nav\"><a href=\"index.html\">← all labs</a></p><h1>redis-benchmark: the core beside Redis {}</h1>\n<p>Both servers in the same run on the same machine; compare the ratios, not the absolute figures (the machine is shared). Highlighted: where the core is behind Redis (fewer requests per second, or a longer p99).</p>\n<p class=\"meta\">{} · measured {} · {} · from {}</p></header>\n<main>",
+        esc(&text(bench, "redis_version")),
+        esc(&text(bench, "bench")),
+        esc(&text(bench, "measured")),
+        esc(&text(bench, "machine")),
+        esc(origin)
+    );
+    h.push_str("<table class=\"index\">\n<thead><tr><th>command</th><th>-P</th><th>core req/s</th><th>redis req/s</th><th>ratio</th><th>core p50</th><th>redis p50</th><th>core p99</th><th>redis p99</th><th>p99 ratio</th></tr></thead>\n<tbody>\n");
+    let results = bench.get("results").and_then(Value::as_array);
+    for r in results.into_iter().flatten() {
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}</tr>",
+            esc(&text(r, "command")),
+            fixed(num(r, &["pipeline"]), 0, ""),
+            rps(num(r, &["core", "rps"])),
+            rps(num(r, &["redis", "rps"])),
+            ratio(num(r, &["rps_ratio"]), |x| x < 1.0),
+            fixed(num(r, &["core", "p50_ms"]), 3, " ms"),
+            fixed(num(r, &["redis", "p50_ms"]), 3, " ms"),
+            fixed(num(r, &["core", "p99_ms"]), 3, " ms"),
+            fixed(num(r, &["redis", "p99_ms"]), 3, " ms"),
+            ratio(num(r, &["p99_ratio"]), |x| x > 1.0),
+        );
+    }
+    h.push_str("</tbody></table>\n");
+    if let Some(memory) = bench.get("memory") {
+        h.push_str("<h2>Memory of the 1,000,000-member sorted set</h2>\n<table class=\"index\">\n<thead><tr><th>server</th><th>used_memory growth</th><th>per member</th></tr></thead>\n<tbody>\n");
+        for server in ["core", "redis"] {
+            let _ = writeln!(
+                h,
+                "<tr><td>{server}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                fixed(num(memory, &[server, "used_memory_growth"]), 0, " B"),
+                fixed(num(memory, &[server, "bytes_per_member"]), 1, " B"),
+            );
+        }
+        h.push_str("</tbody></table>\n<p class=\"meta\">The core's used_memory is its real heap (the allocator's own count); Redis's is its INFO used_memory.</p>\n");
+    }
+    h.push_str("</main>\n</body>\n</html>\n");
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bench_result_renders_with_the_core_behind_highlighted() {
+        let bench: Value = serde_json::json!({
+            "bench": "redis-benchmark -c 50",
+            "redis_version": "8.6.3",
+            "machine": "vm · 2 CPUs",
+            "measured": "2026-12-01 16:43",
+            "memory": {"core": {"used_memory_growth": 64595488, "bytes_per_member": 64.6},
+                       "redis": {"used_memory_growth": 67504936, "bytes_per_member": 67.5}},
+            "results": [
+                {"command": "GET", "pipeline": 1,
+                 "core": {"rps": 47371.2, "p50_ms": 0.647, "p99_ms": 4.151},
+                 "redis": {"rps": 46382.0, "p50_ms": 0.591, "p99_ms": 5.903},
+                 "rps_ratio": 1.02, "p99_ratio": 0.70},
+                {"command": "INCR", "pipeline": 16,
+                 "core": {"rps": 265781.0},
+                 "redis": {"rps": 423280.0},
+                 "rps_ratio": 0.63}
+            ]
+        });
+        let html = page(&bench, "out/bench.json");
+        assert!(html.contains("<td>GET</td><td class=\"num\">1</td><td class=\"num\">47,371</td><td class=\"num\">46,382</td><td class=\"num\">1.02</td>"), "{html}");
+        assert!(html.contains("<td class=\"num\">0.70</td></tr>"), "{html}");
+        assert!(
+            html.contains("<td class=\"num behind\">0.63</td>"),
+            "{html}"
+        );
+        // Fields the row lacks show as a dash, not as a number.
+        assert!(html.contains("<td class=\"num\">–</td></tr>"), "{html}");
+        assert!(html.contains("64.6 B"));
+        assert!(html.contains("measured 2026-12-01 16:43"));
+    }
+}
