@@ -208,17 +208,7 @@ fn header(out: &mut Vec<u8>, kind: u8, n: i64) {
         out.push(b'-');
     }
     let mut digits = [0u8; 20];
-    let mut rest = n.unsigned_abs();
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[at..]);
+    out.extend_from_slice(crate::num::abs_digits(n, &mut digits));
     out.extend_from_slice(b"\r\n");
 }
 

@@ -108,17 +108,7 @@ impl DoubleText {
             self.push_byte(b'-');
         }
         let mut digits = [0u8; 20];
-        let mut rest = n.unsigned_abs();
-        let mut at = digits.len();
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (rest % 10) as u8;
-            rest /= 10;
-            if rest == 0 {
-                break;
-            }
-        }
-        self.push(&digits[at..]);
+        self.push(super::integers::abs_digits(n, &mut digits));
     }
 
     /// `fpconv_dtoa` of a finite, non-zero double.

@@ -12,6 +12,22 @@ pub fn format_i64(v: i64) -> String {
 }
 
 /// `sdigits10`: the length of `ll2string(v)`, without printing it.
+/// The decimal digits of `|v|` written at the end of `buf`, without a sign
+/// (`ll2string` without allocating): the returned slice is the digits.
+pub fn abs_digits(v: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut rest = v.unsigned_abs();
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    &buf[at..]
+}
+
 pub fn digits10(v: i64) -> usize {
     let sign = usize::from(v < 0);
     let mut n = v.unsigned_abs();
@@ -69,6 +85,18 @@ mod tests {
         assert_eq!(format_i64(0), "0");
         assert_eq!(format_i64(-42), "-42");
         assert_eq!(format_i64(i64::MIN), "-9223372036854775808");
+    }
+
+    #[test]
+    fn abs_digits_are_the_printed_digits_without_the_sign() {
+        let mut buf = [0u8; 20];
+        for v in [0, 7, -42, 1_000_000, i64::MAX, i64::MIN] {
+            let want = format_i64(v);
+            assert_eq!(
+                abs_digits(v, &mut buf),
+                want.trim_start_matches('-').as_bytes()
+            );
+        }
     }
 
     #[test]
