@@ -159,6 +159,9 @@ pub fn heap_cases(prefix: &str, viewers: u64) -> Vec<heap::Case> {
     cases
 }
 
+/// The in-process ops whose ratio carries no band (see `declare`).
+const SUB_MICROSECOND: [&str; 2] = ["pfadd", "pfcount1"];
+
 pub fn declare(r: &mut Report, cases: &[heap::Case]) {
     heap::declare(r, cases, 1.25);
     for (key, label, _) in ops("") {
@@ -168,12 +171,17 @@ pub fn declare(r: &mut Report, cases: &[heap::Case]) {
             Kind::Measured,
             None,
         );
-        r.measured(
+        let ratio = r.measured(
             &format!("ip-{key}-ratio"),
             "… ratio core mean ÷ redis usec_per_call (one run)",
             None,
-        )
-        .band(3.0);
+        );
+        // A single-key call takes a few hundred ns on both sides: Redis's
+        // usec_per_call for PFADD moved from 148 to 559 ns between two runs an
+        // hour apart, so these two ratios are reported without a band.
+        if !SUB_MICROSECOND.contains(&key) {
+            ratio.band(3.0);
+        }
     }
     for key in SCALAR {
         r.row(
