@@ -306,13 +306,9 @@ impl<V, K> Dict<V, K> {
         true
     }
 
-    /// [`Dict::remove`] for a key held elsewhere, answering the key and value.
-    pub fn remove_by(&mut self, hash: u64, is_key: impl Fn(&K) -> bool) -> Option<(K, V)> {
-        if self.is_empty() {
-            return None;
-        }
-        self.rehash_step_at(hash);
-        let found = self.find_by(hash, is_key)?;
+    /// Takes a found entry out of its chain and its slot; the table may then
+    /// shrink (`dictGenericDelete`'s unlink and `_dictShrinkIfNeeded`).
+    fn unlink(&mut self, found: Found) -> Entry<K, V> {
         let entry = self.slots[found.slot as usize].take().expect("live slot");
         if found.prev == NIL {
             self.tables[found.table].buckets[found.bucket] = entry.next;
@@ -324,6 +320,17 @@ impl<V, K> Dict<V, K> {
         if self.pause_auto_resize == 0 {
             self.shrink_if_needed();
         }
+        entry
+    }
+
+    /// [`Dict::remove`] for a key held elsewhere, answering the key and value.
+    pub fn remove_by(&mut self, hash: u64, is_key: impl Fn(&K) -> bool) -> Option<(K, V)> {
+        if self.is_empty() {
+            return None;
+        }
+        self.rehash_step_at(hash);
+        let found = self.find_by(hash, is_key)?;
+        let entry = self.unlink(found);
         Some((entry.key, entry.value))
     }
 
@@ -607,18 +614,7 @@ impl<V> Dict<V> {
         }
         self.rehash_step_at(hash);
         let found = self.find(hash, key)?;
-        let entry = self.slots[found.slot as usize].take().expect("live slot");
-        if found.prev == NIL {
-            self.tables[found.table].buckets[found.bucket] = entry.next;
-        } else {
-            self.entry_mut(found.prev).next = entry.next;
-        }
-        self.free.push(found.slot);
-        self.tables[found.table].used -= 1;
-        if self.pause_auto_resize == 0 {
-            self.shrink_if_needed();
-        }
-        Some(entry.value)
+        Some(self.unlink(found).value)
     }
 }
 
