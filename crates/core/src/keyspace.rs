@@ -747,7 +747,7 @@ impl Keyspace {
     pub fn clear(&mut self) {
         let entries = &self.entries;
         self.watches
-            .touch_where(|key| entries.peek_entry(key).is_some());
+            .flushed(|key| entries.peek_entry(key).is_some());
         self.entries.clear();
         self.subexpires.clear();
         self.volatile.clear();
@@ -803,6 +803,14 @@ impl Keyspace {
                 .expires_at_ms
                 .is_some_and(|t| t <= now)
         })
+    }
+
+    /// A write command finished: the watched keys it touched are signalled,
+    /// each with whether it exists now (`signalModifiedKey`).
+    pub fn end_watched_write(&mut self) {
+        let entries = &self.entries;
+        self.watches
+            .end_write(|key| entries.peek_entry(key).is_some());
     }
 
     /// Whether `key` is physically present, expired or not (`dbFind`).

@@ -32,6 +32,17 @@ pub fn redis_for_test() -> Option<RedisServer> {
     }
 }
 
+/// A real Redis that accepts DEBUG (for tests that stop active expiry and the
+/// like), or `None` as [`redis_for_test`].
+pub fn redis_with_debug_for_test() -> Option<RedisServer> {
+    match redissrv::binaries()
+        .and_then(|bin| RedisServer::start(&bin, &["--enable-debug-command", "yes"]))
+    {
+        Ok(server) => Some(server),
+        Err(e) => unavailable("real Redis", &e),
+    }
+}
+
 /// A private PostgreSQL for a test, like [`redis_for_test`].
 pub fn pg_for_test() -> Option<PgServer> {
     match pgsrv::binaries().and_then(|bin| PgServer::start(&bin)) {

@@ -176,3 +176,136 @@ fn a_busy_script_meets_transactions_like_redis() {
         assert_eq!(mine, redis, "core and Redis differ: {during:?}");
     }
 }
+
+/// The part of a reply that both servers must agree on: CLIENT INFO's `flags=`
+/// and `watch=` fields, INFO's watch and expiry counters, or the whole reply.
+fn comparable(reply: &str) -> String {
+    if reply.contains("flags=") {
+        return reply
+            .split_whitespace()
+            .filter(|f| f.starts_with("flags=") || f.starts_with("watch="))
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
+    if reply.contains("expired_keys:") {
+        return reply
+            .lines()
+            .filter(|l| {
+                l.starts_with("expired_keys:")
+                    || l.starts_with("watching_clients:")
+                    || l.starts_with("total_watched_keys:")
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
+    reply.to_string()
+}
+
+/// Like [`replies`] with a third client, and `["sleep", ms]` steps.
+fn watch_replies(port: u16, steps: &[(u8, &[&str])]) -> Vec<String> {
+    let mut conns: Vec<RawRedis> = (0..3).map(|_| RawRedis::connect(port).unwrap()).collect();
+    steps
+        .iter()
+        .map(|(who, words)| {
+            if words[0] == "sleep" {
+                std::thread::sleep(Duration::from_millis(words[1].parse().unwrap()));
+                return String::new();
+            }
+            let reply = conns[*who as usize].call(&argv(words)).unwrap();
+            comparable(&String::from_utf8_lossy(&reply))
+        })
+        .collect()
+}
+
+/// WATCH of a key already past its TTL (Redis marks it stale and deletes
+/// nothing: its later deletion is no change), who is dirtied by a write or a
+/// flush, and what CLIENT INFO and INFO report meanwhile. The core used to
+/// delete the key at WATCH, never showed the `d` flag, and counted a key watched
+/// by two clients twice.
+#[test]
+fn watched_stale_and_touched_keys_answer_like_redis() {
+    let Some(server) = redislab_harness::testing::redis_with_debug_for_test() else {
+        return;
+    };
+    let core = CoreListener::start(0).expect("core listener");
+    const TX: u8 = 0;
+    const ADMIN: u8 = 1;
+    const OTHER: u8 = 2;
+    let stale: &[(u8, &[&str])] = &[
+        (ADMIN, &["SET", "w:s", "foo", "PX", "1"]),
+        (ADMIN, &["sleep", "5"]),
+    ];
+    let exec: &[(u8, &[&str])] = &[(TX, &["MULTI"]), (TX, &["PING"]), (TX, &["EXEC"])];
+    let mut steps: Vec<(u8, &[&str])> = vec![(ADMIN, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"])];
+    // Watched stale, untouched: nothing deleted, EXEC runs.
+    steps.extend_from_slice(stale);
+    steps.extend_from_slice(&[
+        (TX, &["WATCH", "w:s"]),
+        (ADMIN, &["INFO"]),
+        (TX, &["CLIENT", "INFO"]),
+    ]);
+    steps.extend_from_slice(exec);
+    // Watched stale, then deleted by a lookup: still runs.
+    steps.extend_from_slice(stale);
+    steps.extend_from_slice(&[
+        (TX, &["WATCH", "w:s"]),
+        (ADMIN, &["EXISTS", "w:s"]),
+        (ADMIN, &["INFO"]),
+        (TX, &["CLIENT", "INFO"]),
+    ]);
+    steps.extend_from_slice(exec);
+    // Watched stale, then written: the deletion clears the mark, the write dirties.
+    steps.extend_from_slice(stale);
+    steps.extend_from_slice(&[
+        (TX, &["WATCH", "w:s", "w:other"]),
+        (ADMIN, &["SET", "w:s", "bar"]),
+        (TX, &["CLIENT", "INFO"]),
+        (ADMIN, &["INFO"]),
+        (TX, &["WATCH", "w:more"]),
+        (TX, &["CLIENT", "INFO"]),
+    ]);
+    steps.extend_from_slice(exec);
+    // Two clients on one key: one watched key; a write dirties both.
+    steps.extend_from_slice(&[
+        (TX, &["WATCH", "w:k"]),
+        (OTHER, &["WATCH", "w:k", "w:j"]),
+        (ADMIN, &["INFO"]),
+        (ADMIN, &["SET", "w:k", "1"]),
+        (OTHER, &["CLIENT", "INFO"]),
+        (ADMIN, &["INFO"]),
+        (OTHER, &["UNWATCH"]),
+        (OTHER, &["CLIENT", "INFO"]),
+    ]);
+    steps.extend_from_slice(exec);
+    // FLUSHDB dirties live watched keys but keeps them watched; a stale one is spared.
+    steps.extend_from_slice(&[
+        (TX, &["WATCH", "w:k", "w:nothing"]),
+        (ADMIN, &["FLUSHDB"]),
+        (TX, &["CLIENT", "INFO"]),
+        (ADMIN, &["INFO"]),
+    ]);
+    steps.extend_from_slice(exec);
+    steps.extend_from_slice(stale);
+    steps.extend_from_slice(&[(TX, &["WATCH", "w:s"]), (ADMIN, &["FLUSHDB"])]);
+    steps.extend_from_slice(exec);
+    // SWAPDB: a missing watched key replaced by an expired one stays clean.
+    steps.extend_from_slice(&[
+        (TX, &["WATCH", "w:z"]),
+        (ADMIN, &["SELECT", "1"]),
+        (ADMIN, &["SET", "w:z", "foo", "PX", "1"]),
+        (ADMIN, &["sleep", "5"]),
+        (ADMIN, &["SWAPDB", "0", "1"]),
+        (TX, &["CLIENT", "INFO"]),
+    ]);
+    steps.extend_from_slice(exec);
+    steps.extend_from_slice(&[
+        (ADMIN, &["FLUSHALL"]),
+        (ADMIN, &["SELECT", "0"]),
+        (ADMIN, &["DEBUG", "SET-ACTIVE-EXPIRE", "1"]),
+    ]);
+    let redis = watch_replies(server.port, &steps);
+    let mine = watch_replies(core.port(), &steps);
+    for ((r, c), (_, words)) in redis.iter().zip(&mine).zip(&steps) {
+        assert_eq!(c, r, "core and Redis differ at {words:?}");
+    }
+}

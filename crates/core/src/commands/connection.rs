@@ -394,8 +394,7 @@ fn client_setinfo(_: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
 }
 
 /// One line of CLIENT LIST / CLIENT INFO, with Redis's fields in Redis's order.
-fn client_line(c: &Client, db_now: usize) -> String {
-    let _ = db_now;
+fn client_line(s: &Server, c: &Client) -> String {
     let mut flags = String::new();
     if c.monitor {
         flags.push('O');
@@ -406,7 +405,7 @@ fn client_line(c: &Client, db_now: usize) -> String {
     if c.multi.is_some() {
         flags.push('x');
     }
-    if c.watch_dirty {
+    if multi::watch_dirty(s, c) {
         flags.push('d');
     }
     if c.close_requested {
@@ -436,7 +435,7 @@ fn client_line(c: &Client, db_now: usize) -> String {
         c.patterns.len(),
         c.shard_channels.len(),
         c.multi.as_ref().map_or(-1, |m| m.queued.len() as i64),
-        c.watched.len(),
+        multi::watch_count(s, c),
         c.last_command,
         c.protocol.number(),
         c.lib_name.as_deref().unwrap_or(""),
@@ -487,7 +486,7 @@ fn client_list(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
             Some("normal") => !x.in_pubsub_mode(),
             _ => false,
         })
-        .map(|x| (x.id, client_line(x, s.current_db())))
+        .map(|x| (x.id, client_line(s, x)))
         .collect();
     lines.sort();
     let mut text = String::new();
@@ -499,10 +498,7 @@ fn client_list(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
 }
 
 fn client_info(s: &mut Server, c: &mut Client, _: &Args) -> CmdResult {
-    Ok(Reply::Verbatim(format!(
-        "{}\n",
-        client_line(c, s.current_db())
-    )))
+    Ok(Reply::Verbatim(format!("{}\n", client_line(s, c))))
 }
 
 /// CLIENT KILL ip:port, or the filter form (ID, ADDR, LADDR, TYPE, SKIPME).

@@ -136,14 +136,9 @@ fn clients(s: &Server, f: &mut Fields) {
         "pubsub_clients",
         others.iter().filter(|c| c.in_pubsub_mode()).count(),
     );
-    f.add(
-        "watching_clients",
-        others.iter().filter(|c| !c.watched.is_empty()).count(),
-    );
-    f.add(
-        "total_watched_keys",
-        others.iter().map(|c| c.watched.len()).sum::<usize>(),
-    );
+    let (watching, watched_keys) = crate::server::multi::watch_totals(s, others.iter().copied());
+    f.add("watching_clients", watching);
+    f.add("total_watched_keys", watched_keys);
 }
 
 fn memory(s: &Server, f: &mut Fields) {

@@ -99,12 +99,12 @@ pub struct MultiState {
     pub has_denyoom: bool,
 }
 
-/// A key this client WATCHes: its database, name and version at WATCH time.
+/// A key this client WATCHes: its database and name (what happened to it since
+/// is in that database's [`crate::watch::Watches`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Watched {
     pub db: usize,
     pub key: Vec<u8>,
-    pub version: u64,
 }
 
 pub struct Client {
@@ -124,8 +124,6 @@ pub struct Client {
     pub last_command: &'static str,
     pub multi: Option<MultiState>,
     pub watched: Vec<Watched>,
-    /// A WATCHed key changed: EXEC must fail (Redis's CLIENT_DIRTY_CAS).
-    pub watch_dirty: bool,
     pub channels: BTreeSet<Vec<u8>>,
     pub patterns: BTreeSet<Vec<u8>>,
     /// SSUBSCRIBE's shard channels.
@@ -167,7 +165,6 @@ impl Client {
             last_command: "NULL",
             multi: None,
             watched: Vec::new(),
-            watch_dirty: false,
             channels: BTreeSet::new(),
             patterns: BTreeSet::new(),
             shard_channels: BTreeSet::new(),

@@ -39,6 +39,7 @@ use crate::commands::Args;
 use crate::keyspace::{Access, ExpireCycleStats, Keyspace};
 use crate::lru::{Clock, Policy};
 use crate::reply::{errors, Reply};
+use crate::watch::Incoming;
 pub use client::{Client, ClientId, ClientKind, ConnectInfo};
 use table::{flags, CommandSpec, Found, Handler};
 
@@ -342,29 +343,35 @@ impl Server {
 
     /// SWAPDB: databases `a` and `b` trade their data; clients stay where they
     /// are, and so do the watched keys (they belong to the database number).
-    /// A watched key that exists in either database counts as modified, unless
-    /// it only exists on the side it comes from as an already expired key
-    /// (`touchAllWatchedKeysInDb(db1, db2)` both ways).
+    /// Each side's watchers see what replaced their keys
+    /// (`touchAllWatchedKeysInDb(db1, db2)` both ways, [`crate::watch::Watches::swapped`]).
     pub(crate) fn swap_dbs(&mut self, a: usize, b: usize) {
         if a == b || a >= DATABASES || b >= DATABASES {
             return;
         }
         let now = crate::keyspace::now_ms();
         for (emptied, replaced) in [(a, b), (b, a)] {
-            let touched: Vec<Vec<u8>> = self
+            let seen: Vec<(Vec<u8>, bool, Incoming)> = self
                 .db(emptied)
                 .watches
                 .watched_keys()
                 .into_iter()
-                .filter(|key| {
-                    let here = self.db(emptied).exists_physically(key);
-                    let there = self.db(replaced).exists_physically(key);
-                    here || (there && !self.db(replaced).is_expired(key, now))
+                .map(|key| {
+                    let here = self.db(emptied).exists_physically(&key);
+                    let there = self.db(replaced);
+                    let incoming = if !there.exists_physically(&key) {
+                        Incoming::Absent
+                    } else if there.is_expired(&key, now) {
+                        Incoming::Expired
+                    } else {
+                        Incoming::Live
+                    };
+                    (key, here, incoming)
                 })
                 .collect();
             let watches = &mut self.db_mut(emptied).watches;
-            for key in touched {
-                watches.touch(&key);
+            for (key, here, incoming) in seen {
+                watches.swapped(&key, here, incoming);
             }
         }
         let cur = self.current_db;
@@ -638,8 +645,8 @@ impl Server {
         let elapsed = started.elapsed();
         // A command may have switched databases (SELECT, MOVE, a script).
         if writes {
-            self.db_mut(client.db).watches.end_write();
-            self.keyspace.watches.end_write();
+            self.db_mut(client.db).end_watched_write();
+            self.keyspace.end_watched_write();
         }
         self.collect_keyspace_counters();
         if self.config.notify_keyspace_events != 0 {

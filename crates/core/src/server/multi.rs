@@ -12,11 +12,12 @@
 //! versions of its watched keys ([`crate::watch`]); the client remembers the
 //! version it saw.
 
-use super::client::{Client, MultiState, Watched};
+use super::client::{Client, ClientId, MultiState, Watched};
 use super::table::{self, flags, CmdResult, CommandSpec, Found};
 use super::Server;
 use crate::commands::Args;
 use crate::reply::Reply;
+use crate::watch::Dirty;
 
 /// Queues a command inside MULTI (its checks already passed).
 pub(super) fn queue(client: &mut Client, spec: &CommandSpec, argv: &[Vec<u8>]) -> Reply {
@@ -39,12 +40,18 @@ pub fn exec(s: &mut Server, c: &mut Client, _: &Args) -> CmdResult {
     let Some(m) = c.multi.take() else {
         return Err(Reply::error("ERR EXEC without MULTI"));
     };
-    // `isWatchedKeyExpired`: a watched key that has passed its deadline since
-    // WATCH (and that no lookup deleted yet) fails the transaction too.
+    // A touched watched key (CLIENT_DIRTY_CAS), or `isWatchedKeyExpired`: a
+    // watched key that has passed its deadline since WATCH (and that no lookup
+    // deleted yet) fails the transaction too; one already stale at WATCH does not.
     let now = crate::keyspace::now_ms();
-    let modified = c.watch_dirty
+    let modified = watch_dirty(s, c)
         || c.watched.iter().any(|w| {
-            s.db(w.db).watches.version(&w.key) != w.version || s.db(w.db).is_expired(&w.key, now)
+            let stale = s
+                .db(w.db)
+                .watches
+                .watcher(&w.key, c.id)
+                .is_some_and(|x| x.stale);
+            !stale && s.db(w.db).is_expired(&w.key, now)
         });
     unwatch_all(s, c);
     if m.dirty {
@@ -93,19 +100,23 @@ pub fn watch(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
     if c.multi.is_some() {
         return Err(Reply::error("ERR WATCH inside MULTI is not allowed"));
     }
+    // No point in watching more once the transaction is condemned.
+    if watch_dirty(s, c) {
+        return Ok(Reply::ok());
+    }
+    let now = crate::keyspace::now_ms();
     for i in 1..a.len() {
         let key = a.bytes(i);
         if c.watched.iter().any(|w| w.db == c.db && w.key == key) {
             continue;
         }
-        // A key that is already past its TTL counts as absent: looking it up
-        // first makes the expiry happen before the version is taken.
-        s.keyspace.contains(key);
-        let version = s.keyspace.watches.watch(key);
+        // A key already past its TTL stays where it is (WATCH deletes nothing):
+        // the watcher is marked stale, so its deletion later is no change.
+        let stale = s.keyspace.is_expired(key, now);
+        s.keyspace.watches.watch(key, c.id, stale);
         c.watched.push(Watched {
             db: c.db,
             key: key.to_vec(),
-            version,
         });
     }
     Ok(Reply::ok())
@@ -119,9 +130,65 @@ pub fn unwatch(s: &mut Server, c: &mut Client, _: &Args) -> CmdResult {
 /// Forgets every watched key (UNWATCH, after EXEC/DISCARD, RESET, on disconnect).
 pub(crate) fn unwatch_all(s: &mut Server, c: &mut Client) {
     for w in c.watched.drain(..) {
-        s.db_mut(w.db).watches.unwatch(&w.key);
+        s.db_mut(w.db).watches.unwatch(&w.key, c.id);
     }
-    c.watch_dirty = false;
+}
+
+/// Redis's CLIENT_DIRTY_CAS: one of the client's watched keys was touched.
+pub(crate) fn watch_dirty(s: &Server, c: &Client) -> bool {
+    c.watched.iter().any(|w| {
+        s.db(w.db)
+            .watches
+            .watcher(&w.key, c.id)
+            .is_some_and(|x| x.dirty != Dirty::No)
+    })
+}
+
+/// How many keys the client still watches (CLIENT LIST's `watch=`): none once
+/// a write dirtied it, as Redis unwatches all of them then.
+pub(crate) fn watch_count(s: &Server, c: &Client) -> usize {
+    if c.watched.iter().any(|w| dropped(s, c.id, w)) {
+        0
+    } else {
+        c.watched.len()
+    }
+}
+
+fn dropped(s: &Server, client: ClientId, w: &Watched) -> bool {
+    s.db(w.db)
+        .watches
+        .watcher(&w.key, client)
+        .is_some_and(|x| x.dirty == Dirty::Unwatched)
+}
+
+/// INFO's `watching_clients` and `total_watched_keys` (distinct keys over the
+/// databases), counting only clients a write has not unwatched.
+pub(crate) fn watch_totals<'a>(
+    s: &Server,
+    clients: impl Iterator<Item = &'a Client>,
+) -> (usize, usize) {
+    let mut unwatched = std::collections::HashSet::new();
+    let mut watching = 0;
+    for c in clients {
+        if c.watched.iter().any(|w| dropped(s, c.id, w)) {
+            unwatched.insert(c.id);
+        } else if !c.watched.is_empty() {
+            watching += 1;
+        }
+    }
+    let keys = (0..super::DATABASES)
+        .map(|db| {
+            s.db(db)
+                .watches
+                .iter()
+                .filter(|(_, ws)| {
+                    ws.iter()
+                        .any(|w| w.dirty != Dirty::Unwatched && !unwatched.contains(&w.client))
+                })
+                .count()
+        })
+        .sum();
+    (watching, keys)
 }
 
 #[cfg(test)]
