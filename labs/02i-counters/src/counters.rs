@@ -1,8 +1,12 @@
 //! The article's counters helper, in Rust: one place that knows the key prefix and
 //! which server features exist. On a server with INCREX (Redis 8.8, and the core)
 //! each call is one command; on one without it, the same semantics run as a Lua
-//! script, so callers never change.
+//! script, so callers never change. The lock is released with DELEX … IFEQ
+//! ([`Counters::release`]); the classic compare-and-delete script that DELEX
+//! replaces is here too ([`Counters::release_by_script`]), as its own call, so a
+//! row says which one ran.
 
+use redislab_harness::backend::error_text;
 use redislab_harness::Kv;
 
 /// How the helper reaches the server for bounded counters.
@@ -28,6 +32,12 @@ local current = tonumber(redis.call('GET', KEYS[1]) or '0')
 if current - 1 < 0 then return 0 end
 redis.call('DECR', KEYS[1])
 return -1
+"#;
+
+/// The lock release before DELEX: delete the key only if it still holds our token.
+const RELEASE_SCRIPT: &str = r#"
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 "#;
 
 pub struct Counters<'a> {
@@ -80,9 +90,28 @@ impl<'a> Counters<'a> {
     }
 
     /// Releases a lock only if `token` still owns it (DELEX … IFEQ, Redis 8.4+).
-    pub fn release(&mut self, lock: &str, token: &str) -> Result<bool, String> {
+    /// `Ok(Err(e))` when the server refuses the command: `e` is its own error.
+    pub fn release(&mut self, lock: &str, token: &str) -> Result<Result<bool, String>, String> {
         let key = self.kv.key(lock);
-        Ok(self.int(&["DELEX", &key, "IFEQ", token])? == 1)
+        let reply = redis::cmd("DELEX")
+            .arg(&key)
+            .arg("IFEQ")
+            .arg(token)
+            .query::<redis::Value>(self.kv.conn());
+        match reply {
+            Ok(redis::Value::Int(n)) => Ok(Ok(n == 1)),
+            Ok(other) => Err(format!("expected an integer from DELEX, got {other:?}")),
+            // An error reply is the server's answer (no DELEX); anything else fails.
+            Err(e) if e.code().is_some() => Ok(Err(error_text(&e))),
+            Err(e) => Err(error_text(&e)),
+        }
+    }
+
+    /// The same release the classic way, on any server with Lua: a compare-and-delete
+    /// script (GET = token → DEL).
+    pub fn release_by_script(&mut self, lock: &str, token: &str) -> Result<bool, String> {
+        let key = self.kv.key(lock);
+        Ok(self.int(&["EVAL", RELEASE_SCRIPT, "1", &key, token])? == 1)
     }
 
     /// The applied increment from INCREX's [value, applied] reply.

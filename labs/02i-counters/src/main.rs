@@ -4,13 +4,18 @@
 //! core models Redis 8.8) and falls back to a Lua script where it does not (the
 //! real server here is 8.6.3); both paths must give the same answers. The core is
 //! also run through the script path, to show the fallback on one server.
+//!
+//! The lock is released with DELEX … IFEQ, as the article's helper does; a server
+//! without DELEX (Redis before 8.4, Valkey 9.1) answers with its own error, which
+//! that row shows. Beside it, on every server, the same release through the Lua
+//! compare-and-delete script that DELEX replaces, in a row of its own.
 
 mod counters;
 
 use std::process::ExitCode;
 
 use counters::Counters;
-use redislab_harness::{run, Kind, Kv, LabInfo, Recorder};
+use redislab_harness::{run, Cell, Kind, Kv, LabInfo, Recorder};
 
 const LAB: LabInfo = LabInfo {
     id: "02i-counters",
@@ -50,9 +55,16 @@ fn main() -> ExitCode {
             );
             r.exact(
                 &format!("{prefix}release"),
-                &format!("release(tok-B), release(tok-A), lock still there?{via}"),
+                &format!("release() by DELEX … IFEQ: tok-B, tok-A, lock still there?{via}"),
                 "false true false",
             );
+            if prefix.is_empty() {
+                r.exact(
+                    "release-script",
+                    "release() by a Lua compare-and-delete script instead (GET = token → DEL): tok-B, tok-A, lock still there?",
+                    "false true false",
+                );
+            }
         }
         // The forced-script rows exist only for the core.
         for row in r
@@ -91,6 +103,26 @@ fn main() -> ExitCode {
             _ => "Same answers on both paths: INCREX on the core, and the Lua fallback on the core.".to_string(),
         };
         ctx.note(note);
+        // The lock's release on a server without DELEX: its own error, and the script.
+        if ctx.redis_refused("release") {
+            let server = ctx
+                .server_name("redis")
+                .unwrap_or_else(|| "The server".into());
+            let script = ctx
+                .report
+                .rows
+                .iter()
+                .find(|r| r.key == "release-script")
+                .and_then(|r| Some((r.redis.as_ref()?.text.clone(), r.article.clone()?)));
+            let answered = match script {
+                Some((text, article)) if text == article => {
+                    format!("gives the article's answers there ({text})")
+                }
+                Some((text, _)) => format!("answers {text:?} there"),
+                None => "has no answer there".into(),
+            };
+            ctx.note(format!("{server} refuses DELEX (its error is in the DELEX row), so the article's release() needs the Lua compare-and-delete that DELEX replaces: the script row {answered}."));
+        }
         Ok(())
     })
 }
@@ -139,13 +171,28 @@ fn exercise(
     let lock = format!("lock:order:9{tag}");
     let lock_key = counters.key(&lock);
     counters.kv().cmd(&["SET", &lock_key, "tok-A"])?;
-    let wrong = counters.release(&lock, "tok-B")?;
-    let right = counters.release(&lock, "tok-A")?;
-    let still = counters.kv().reply(&["EXISTS", &lock_key]) == "1";
-    rec.put(
-        &format!("{prefix}release"),
-        format!("{wrong} {right} {still}"),
-    );
+    let released = match counters.release(&lock, "tok-B")? {
+        Ok(wrong) => match counters.release(&lock, "tok-A")? {
+            Ok(right) => {
+                let still = counters.kv().reply(&["EXISTS", &lock_key]) == "1";
+                Cell::text(format!("{wrong} {right} {still}"))
+            }
+            Err(e) => Cell::error(e),
+        },
+        // No DELEX on this server: the row is its error.
+        Err(e) => Cell::error(e),
+    };
+    rec.put(&format!("{prefix}release"), released);
+    // A refused DELEX left the lock in place; the next step starts from none.
+    counters.kv().cmd(&["DEL", &lock_key])?;
+    if prefix.is_empty() {
+        counters.kv().cmd(&["SET", &lock_key, "tok-A"])?;
+        let wrong = counters.release_by_script(&lock, "tok-B")?;
+        let right = counters.release_by_script(&lock, "tok-A")?;
+        let still = counters.kv().reply(&["EXISTS", &lock_key]) == "1";
+        rec.put("release-script", format!("{wrong} {right} {still}"));
+        counters.kv().cmd(&["DEL", &lock_key])?;
+    }
     Ok(match counters.path {
         counters::Path::Increx => "INCREX".to_string(),
         counters::Path::Script => format!("Lua script ({})", counters.probe),

@@ -1,7 +1,8 @@
 //! 02i's three counters under load from ten clients while the primary dies:
 //! three rate-limit clients (02i's `hit()` script), four stock clients (its
 //! `reserve()` script, until sold out) and three lock clients (SET NX PX, hold,
-//! DELEX IFEQ). Every client keeps its own tally of what the server confirmed;
+//! DELEX IFEQ — or, on a server without DELEX, the compare-and-delete script it
+//! replaces). Every client keeps its own tally of what the server confirmed;
 //! the lab compares it with what the new primary holds afterwards.
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -26,6 +27,38 @@ if current - 1 < 0 then return 0 end
 redis.call('DECR', KEYS[1])
 return -1
 "#;
+
+/// The lock release before DELEX: delete the key only if it still holds our token.
+const RELEASE_SCRIPT: &str = r#"
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"#;
+
+/// How the lock clients give the lock back.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Release {
+    /// DELEX key IFEQ token (Redis 8.4+), as 02i's helper does.
+    Delex,
+    /// EVAL of [`RELEASE_SCRIPT`], for a server that refuses DELEX.
+    Script,
+}
+
+impl Release {
+    fn command(self, token: &str) -> redis::Cmd {
+        match self {
+            Release::Delex => {
+                let mut c = redis::cmd("DELEX");
+                c.arg(LOCK_KEY).arg("IFEQ").arg(token);
+                c
+            }
+            Release::Script => {
+                let mut c = redis::cmd("EVAL");
+                c.arg(RELEASE_SCRIPT).arg(1).arg(LOCK_KEY).arg(token);
+                c
+            }
+        }
+    }
+}
 
 pub const RATE_KEY: &str = "rl:api:u1";
 pub const STOCK_KEY: &str = "stock:sku-42";
@@ -149,7 +182,13 @@ pub fn stock_client(mut c: Client, t: &Tally, give_up: Instant) -> Result<(), St
     }
 }
 
-pub fn lock_client(mut c: Client, id: usize, t: &Tally, give_up: Instant) -> Result<(), String> {
+pub fn lock_client(
+    mut c: Client,
+    id: usize,
+    how: Release,
+    t: &Tally,
+    give_up: Instant,
+) -> Result<(), String> {
     let mut n = 0u64;
     while !t.stop.load(Ordering::Relaxed) {
         n += 1;
@@ -163,8 +202,7 @@ pub fn lock_client(mut c: Client, id: usize, t: &Tally, give_up: Instant) -> Res
             .arg(LOCK_TTL_MS);
         let (o, opened) = c.write::<Option<String>>(&acquire, give_up)?;
         t.answered(&o, opened);
-        let mut release = redis::cmd("DELEX");
-        release.arg(LOCK_KEY).arg("IFEQ").arg(&token);
+        let release = how.command(&token);
         match o {
             Outcome::Done(Some(_)) => {
                 t.locks.add(&Outcome::Done(()));

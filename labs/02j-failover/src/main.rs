@@ -15,6 +15,11 @@
 //! Redis 8.6.3 has no INCREX: the counters use 02i's Lua fallback (same
 //! semantics, one script per call). The core has no replication: its column
 //! says so.
+//!
+//! The lock is released with DELEX … IFEQ. A server without DELEX (Redis 7.0
+//! and 8.0, Valkey 9.1) answers the lab's DELEX with its own error before the
+//! load starts: the lock rows show that error, and the lock clients release with
+//! the Lua compare-and-delete script DELEX replaces, counted in rows of their own.
 
 mod client;
 mod load;
@@ -23,7 +28,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use client::Client;
-use load::{Tally, LOCK_KEY, RATE_KEY, STOCK, STOCK_KEY};
+use load::{Release, Tally, LOCK_KEY, RATE_KEY, STOCK, STOCK_KEY};
+use redislab_harness::backend::error_text;
 use redislab_harness::progress::Phase;
 use redislab_harness::servers::sentinel::{role, SentinelGroup, Settings};
 use redislab_harness::{fmt, run, Cell, Ctx, Kind, LabInfo, Recorder, Report};
@@ -101,6 +107,47 @@ fn declare(r: &mut Report) {
     }
 }
 
+/// Rows for the lock released by the script, each right after its DELEX row: only
+/// declared on a server that refuses DELEX.
+fn declare_script_lock(r: &mut Report) {
+    for (m, _, how) in MODES {
+        r.row(
+            &format!("{m}-lock-twice-script"),
+            &format!("lock ({how}), released by a Lua compare-and-delete script (no DELEX here): acquisitions while another client held it"),
+            Kind::Random,
+            None,
+        )
+        .bounds(0.0, 3.0);
+        let row = r.rows.pop().expect("declared above");
+        let at = r
+            .rows
+            .iter()
+            .position(|x| x.key == format!("{m}-lock-twice"))
+            .map_or(r.rows.len(), |i| i + 1);
+        r.rows.insert(at, row);
+    }
+}
+
+/// Asks the primary for DELEX once, on the lock's key before the load (it does not
+/// exist yet: nothing is deleted). `Err` holds the server's own error when it
+/// lacks the command; a failure to reach the primary fails the lab.
+fn probe_delex(group: &SentinelGroup) -> Result<Result<(), String>, String> {
+    let port = group.master_port()?;
+    let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}/"))
+        .and_then(|c| c.get_connection())
+        .map_err(|e| e.to_string())?;
+    let reply = redis::cmd("DELEX")
+        .arg(LOCK_KEY)
+        .arg("IFEQ")
+        .arg("probe")
+        .query::<i64>(&mut c);
+    match reply {
+        Ok(_) => Ok(Ok(())),
+        Err(e) if e.code().is_some() => Ok(Err(error_text(&e))),
+        Err(e) => Err(error_text(&e)),
+    }
+}
+
 /// Queues the stock, clears the other keys, and waits for the replica to have it.
 fn prepare(group: &SentinelGroup) -> Result<(), String> {
     let port = group.master_port()?;
@@ -128,7 +175,12 @@ fn prepare(group: &SentinelGroup) -> Result<(), String> {
     Ok(())
 }
 
-fn one_mode(mut group: SentinelGroup, wait: bool, how: &str) -> Result<Result_, String> {
+fn one_mode(
+    mut group: SentinelGroup,
+    wait: bool,
+    how: &str,
+    release: Release,
+) -> Result<Result_, String> {
     prepare(&group)?;
     let sentinels = group.sentinel_ports();
     let heir = group.replica_port();
@@ -155,7 +207,7 @@ fn one_mode(mut group: SentinelGroup, wait: bool, how: &str) -> Result<Result_, 
         }
         for id in 0..load::LOCK_CLIENTS {
             let c = client();
-            others.push(s.spawn(move || load::lock_client(c, id, t, give_up)));
+            others.push(s.spawn(move || load::lock_client(c, id, release, t, give_up)));
         }
         let mut recovered = false;
         let mut shown = 0;
@@ -215,7 +267,9 @@ fn one_mode(mut group: SentinelGroup, wait: bool, how: &str) -> Result<Result_, 
     })
 }
 
-fn put(rec: &mut Recorder, m: &str, r: &Result_) {
+/// Records one mode's rows; `no_delex` is the server's error to DELEX, when the
+/// lock clients had to release with the script.
+fn put(rec: &mut Recorder, m: &str, r: &Result_, no_delex: Option<&str>) {
     let (hits, hits_unanswered, hits_unconfirmed) = r.hits;
     let lost = hits as i64 - r.counter as i64;
     rec.put(
@@ -237,13 +291,17 @@ fn put(rec: &mut Recorder, m: &str, r: &Result_) {
         )),
     );
     let (acquired, lock_unanswered, lock_unconfirmed) = r.locks;
-    rec.put(
-        &format!("{m}-lock-twice"),
-        Cell::count(r.held_twice, "times").with_text(format!(
-            "{} (of {acquired} acquisitions; {lock_unanswered} unanswered, {lock_unconfirmed} unconfirmed)",
-            r.held_twice
-        )),
-    );
+    let lock = Cell::count(r.held_twice, "times").with_text(format!(
+        "{} (of {acquired} acquisitions; {lock_unanswered} unanswered, {lock_unconfirmed} unconfirmed)",
+        r.held_twice
+    ));
+    match no_delex {
+        None => rec.put(&format!("{m}-lock-twice"), lock),
+        Some(e) => {
+            rec.put(&format!("{m}-lock-twice"), Cell::error(e));
+            rec.put(&format!("{m}-lock-twice-script"), lock);
+        }
+    }
     rec.put(
         &format!("{m}-outage"),
         Cell::num_with(r.outage.as_secs_f64(), "s", 2),
@@ -272,6 +330,8 @@ fn main() -> std::process::ExitCode {
         declare(&mut ctx.report);
         let mut rec = Recorder::new("redis");
         let mut ran = false;
+        // The server's answer to DELEX, asked of the first group's primary.
+        let mut delex: Option<Result<(), String>> = None;
         for (m, wait, how) in MODES {
             let starting = Phase::new(
                 format!("{how}: starting primary, replica, 3 Sentinels"),
@@ -281,8 +341,21 @@ fn main() -> std::process::ExitCode {
                 break;
             };
             starting.finish();
-            let r = one_mode(group, wait, how)?;
-            put(&mut rec, m, &r);
+            if delex.is_none() {
+                let answer = probe_delex(&group)?;
+                if answer.is_err() {
+                    declare_script_lock(&mut ctx.report);
+                }
+                delex = Some(answer);
+            }
+            let no_delex = delex.as_ref().and_then(|d| d.as_ref().err());
+            let release = if no_delex.is_some() {
+                Release::Script
+            } else {
+                Release::Delex
+            };
+            let r = one_mode(group, wait, how, release)?;
+            put(&mut rec, m, &r, no_delex.map(String::as_str));
             ran = true;
         }
         if ran {
@@ -293,30 +366,28 @@ fn main() -> std::process::ExitCode {
         if ctx.core.is_some() {
             let mut rec = Recorder::new("core");
             rec.put("topology", Cell::skipped(NO_REPLICATION));
-            for (m, ..) in MODES {
-                for row in [
-                    "hits-lost",
-                    "oversold",
-                    "lock-twice",
-                    "outage",
-                    "unanswered",
-                ] {
-                    rec.put(&format!("{m}-{row}"), Cell::skipped(NO_REPLICATION));
-                }
+            // Every row of a mode, the script's lock rows too where declared.
+            for row in ctx.report.rows.iter().filter(|r| r.key != "topology") {
+                rec.put(&row.key, Cell::skipped(NO_REPLICATION));
             }
             ctx.report.merge(rec)?;
         }
-        notes(ctx);
+        let no_delex = delex.and_then(Result::err);
+        notes(ctx, no_delex.as_deref());
         Ok(())
     })
 }
 
-fn notes(ctx: &mut Ctx) {
+fn notes(ctx: &mut Ctx, no_delex: Option<&str>) {
     // The version the Sentinel group reported, not a fixed one.
     let version = ctx
         .server_version("redis sentinel")
         .unwrap_or_else(|| "(not started)".into());
-    ctx.note(format!("Each mode starts its own primary, replica and three Sentinels (the same redis-server {version} binary) and stops them after. Ten clients, each a thread with its own connection, pace themselves at 1 ms: {} call 02i's hit() (limit {}, so every hit counts), {} call reserve() on a stock of {} until the server says sold out, {} take the lock with SET NX PX {}, hold it 10 ms and release it with DELEX IFEQ. The primary is SIGKILLed once {KILL_AT_SOLD} units are sold; the clients ask the Sentinels where the primary is, check ROLE, and carry on; a write whose reply never came is never retried.", load::RATE_CLIENTS, fmt::thousands(u64::from(load::LIMIT)), load::STOCK_CLIENTS, fmt::thousands(STOCK), load::LOCK_CLIENTS, load::LOCK_TTL_MS));
+    let release = match no_delex {
+        None => "release it with DELEX IFEQ".to_string(),
+        Some(e) => format!("release it with DELEX IFEQ — which this server answers with {e:?} (asked once before the load), so here the lock rows show that error and the lock clients release with the Lua compare-and-delete script DELEX replaces (GET = token → DEL), counted in the rows marked so"),
+    };
+    ctx.note(format!("Each mode starts its own primary, replica and three Sentinels (the same redis-server {version} binary) and stops them after. Ten clients, each a thread with its own connection, pace themselves at 1 ms: {} call 02i's hit() (limit {}, so every hit counts), {} call reserve() on a stock of {} until the server says sold out, {} take the lock with SET NX PX {}, hold it 10 ms and {release}. The primary is SIGKILLed once {KILL_AT_SOLD} units are sold; the clients ask the Sentinels where the primary is, check ROLE, and carry on; a write whose reply never came is never retried.", load::RATE_CLIENTS, fmt::thousands(u64::from(load::LIMIT)), load::STOCK_CLIENTS, fmt::thousands(STOCK), load::LOCK_CLIENTS, load::LOCK_TTL_MS));
     ctx.note("Article 02 §3.3: an INCREX decrement is atomic on one node, but a failover can still lose a few decrements, because replication is asynchronous: a write the primary confirmed may not have reached the replica when it died. A lost decrement puts a unit back on the new primary, which sells it again: over-selling. The measured numbers are what this run saw: on loopback the replica trails by far less than a millisecond and the kill mostly lands between commands, so lost writes are rare (often 0); the 'unanswered' writes are the ones whose fate the clients cannot know (sent as the primary died; most never ran). Bounds are wide on purpose.");
     ctx.note("With WAIT 1 100 a client counts a write as done only once the replica has acknowledged it, so a confirmed write survives the promotion; writes WAIT did not confirm are counted apart (unconfirmed), and an unconfirmed lock is released, not used. The crashed primary is brought back as the new primary's replica (empty, --replicaof, synced) as soon as the replica is promoted; until it has synced WAIT 1 confirms nothing. 'hits − counter' and 'sold − stock' are lower bounds of the loss: a write that applied without its reply reaching the client hides one lost write.");
 }
