@@ -36,7 +36,7 @@ pub fn redis_for_test() -> Option<RedisServer> {
 /// like), or `None` as [`redis_for_test`].
 pub fn redis_with_debug_for_test() -> Option<RedisServer> {
     match redissrv::binaries()
-        .and_then(|bin| RedisServer::start(&bin, &["--enable-debug-command", "yes"]))
+        .and_then(|bin| RedisServer::start(&bin, &["--enable-debug-command", "local"]))
     {
         Ok(server) => Some(server),
         Err(e) => unavailable("real Redis", &e),

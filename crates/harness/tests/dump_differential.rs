@@ -26,8 +26,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use redislab_core::{Reply, Server};
-use redislab_harness::servers::redis::{binaries, RedisServer};
-use redislab_harness::testing::RawRedis;
+use redislab_harness::testing::{redis_with_debug_for_test, RawRedis};
 
 fn argv(parts: &[&[u8]]) -> Vec<Vec<u8>> {
     parts.iter().map(|p| p.to_vec()).collect()
@@ -496,17 +495,8 @@ fn one_case(both: &mut Both, rng: &mut ChaCha8Rng, kind: usize) -> Option<String
 
 #[test]
 fn dump_restore_digest_and_reload_agree_with_redis() {
-    let server = match binaries()
-        .and_then(|bin| RedisServer::start(&bin, &["--enable-debug-command", "yes"]))
-    {
-        Ok(s) => s,
-        Err(e) => {
-            if std::env::var_os("REDISLAB_REQUIRE_SERVERS").is_some() {
-                panic!("real Redis required: {e}");
-            }
-            eprintln!("SKIPPED: no real Redis: {e}");
-            return;
-        }
+    let Some(server) = redis_with_debug_for_test() else {
+        return;
     };
     let mut both = Both {
         core: Server::new(),
@@ -543,17 +533,8 @@ fn dump_restore_digest_and_reload_agree_with_redis() {
 /// truncated and re-sealed payloads of every type, IDLETIME / FREQ.
 #[test]
 fn restore_errors_and_options_agree_with_redis() {
-    let server = match binaries()
-        .and_then(|bin| RedisServer::start(&bin, &["--enable-debug-command", "yes"]))
-    {
-        Ok(s) => s,
-        Err(e) => {
-            if std::env::var_os("REDISLAB_REQUIRE_SERVERS").is_some() {
-                panic!("real Redis required: {e}");
-            }
-            eprintln!("SKIPPED: no real Redis: {e}");
-            return;
-        }
+    let Some(server) = redis_with_debug_for_test() else {
+        return;
     };
     let mut both = Both {
         core: Server::new(),

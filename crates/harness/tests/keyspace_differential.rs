@@ -1173,19 +1173,8 @@ fn resp3_replies_match_redis_through_the_listener() {
 #[test]
 fn lazy_expiry_and_the_counters_follow_redis() {
     // DEBUG SET-ACTIVE-EXPIRE needs the debug command enabled.
-    let started = redislab_harness::servers::redis::binaries().and_then(|bin| {
-        redislab_harness::servers::redis::RedisServer::start(
-            &bin,
-            &["--enable-debug-command", "local"],
-        )
-    });
-    let server = match started {
-        Ok(server) => server,
-        Err(e) if std::env::var_os("REDISLAB_REQUIRE_SERVERS").is_some() => panic!("{e}"),
-        Err(e) => {
-            eprintln!("SKIPPED: no real Redis for this test: {e}");
-            return;
-        }
+    let Some(server) = redislab_harness::testing::redis_with_debug_for_test() else {
+        return;
     };
     let mut both = Both::new(server.port);
     both.same_str(&["FLUSHALL"]);

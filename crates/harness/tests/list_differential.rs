@@ -23,25 +23,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use redislab_core::reply::Protocol;
 use redislab_core::{Reply, Server};
-use redislab_harness::servers::redis::{binaries, RedisServer};
-use redislab_harness::testing::{encode_command, RawRedis};
+use redislab_harness::testing::{encode_command, redis_with_debug_for_test, RawRedis};
 use redislab_listener::CoreListener;
-
-/// A real Redis with DEBUG enabled, or `None` (see `redis_for_test`).
-fn redis() -> Option<RedisServer> {
-    let started =
-        binaries().and_then(|bin| RedisServer::start(&bin, &["--enable-debug-command", "yes"]));
-    match started {
-        Ok(server) => Some(server),
-        Err(e) if std::env::var_os("REDISLAB_REQUIRE_SERVERS").is_some() => {
-            panic!("a real Redis is required (REDISLAB_REQUIRE_SERVERS is set): {e}")
-        }
-        Err(e) => {
-            eprintln!("SKIPPED: no real Redis for this test: {e}");
-            None
-        }
-    }
-}
 
 fn args(words: &[&str]) -> Vec<Vec<u8>> {
     words.iter().map(|w| w.as_bytes().to_vec()).collect()
@@ -523,7 +506,7 @@ fn run_stream(port: u16, seed: u64, steps: usize, protocol: Protocol) -> Pair {
 
 #[test]
 fn list_commands_reply_like_redis() {
-    let Some(server) = redis() else {
+    let Some(server) = redis_with_debug_for_test() else {
         return;
     };
     let (mut compared, mut quicklists) = (0, 0);
@@ -554,7 +537,7 @@ fn list_commands_reply_like_redis() {
 /// at every step.
 #[test]
 fn conversion_points_and_sizes_match_redis() {
-    let Some(server) = redis() else {
+    let Some(server) = redis_with_debug_for_test() else {
         return;
     };
     let mut pair = Pair::new(server.port, Protocol::Resp2);
@@ -612,7 +595,7 @@ fn conversion_points_and_sizes_match_redis() {
 /// LSET and merges around them match Redis's node layout (MEMORY USAGE).
 #[test]
 fn plain_nodes_below_the_packed_threshold_match_redis() {
-    let Some(server) = redis() else {
+    let Some(server) = redis_with_debug_for_test() else {
         return;
     };
     let mut pair = Pair::new(server.port, Protocol::Resp2);
@@ -702,7 +685,7 @@ fn sort_command(rng: &mut ChaCha8Rng) -> Vec<String> {
 
 #[test]
 fn sort_replies_like_redis() {
-    let Some(server) = redis() else {
+    let Some(server) = redis_with_debug_for_test() else {
         return;
     };
     let mut pair = Pair::new(server.port, Protocol::Resp2);
@@ -997,7 +980,7 @@ fn blocking_scenario(port: u16, scenario: usize) -> Vec<Vec<u8>> {
 
 #[test]
 fn blocking_commands_through_the_listener_match_redis() {
-    let Some(server) = redis() else {
+    let Some(server) = redis_with_debug_for_test() else {
         return;
     };
     let core = CoreListener::start(0).expect("start the core listener");
@@ -1062,7 +1045,7 @@ fn parse(b: &[u8], at: &mut usize) -> Resp {
 
 #[test]
 fn command_info_rows_match_redis() {
-    let Some(server) = redis() else {
+    let Some(server) = redis_with_debug_for_test() else {
         return;
     };
     let mut redis = RawRedis::connect(server.port).unwrap();

@@ -18,8 +18,9 @@ use std::time::Duration;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use redislab_harness::servers::redis::{self as redissrv, RedisServer};
-use redislab_harness::testing::{encode_command, read_reply, redis_for_test, RawRedis};
+use redislab_harness::testing::{
+    encode_command, read_reply, redis_for_test, redis_with_debug_for_test, RawRedis,
+};
 use redislab_listener::CoreListener;
 
 fn argv(parts: &[&str]) -> Vec<Vec<u8>> {
@@ -295,23 +296,9 @@ impl Side {
     }
 }
 
-/// A private Redis with DEBUG enabled (the streams turn active expiry off).
-fn redis_with_debug() -> Option<RedisServer> {
-    let started = redissrv::binaries()
-        .and_then(|bin| RedisServer::start(&bin, &["--enable-debug-command", "local"]));
-    match started {
-        Ok(server) => Some(server),
-        Err(e) if std::env::var_os("REDISLAB_REQUIRE_SERVERS").is_some() => panic!("{e}"),
-        Err(e) => {
-            eprintln!("SKIPPED: no real Redis for this test: {e}");
-            None
-        }
-    }
-}
-
 #[test]
 fn random_streams_notify_like_redis() {
-    let Some(server) = redis_with_debug() else {
+    let Some(server) = redis_with_debug_for_test() else {
         return;
     };
     let core_listener = CoreListener::start(0).expect("core listener");
@@ -436,7 +423,7 @@ fn config_and_sharded_pubsub_answer_like_redis() {
 /// count once in PUBSUB NUMPAT and INFO.
 #[test]
 fn active_expiry_is_notified_like_redis() {
-    let Some(server) = redis_with_debug() else {
+    let Some(server) = redis_with_debug_for_test() else {
         return;
     };
     let core_listener = CoreListener::start(0).expect("core listener");
@@ -473,7 +460,7 @@ fn active_expiry_is_notified_like_redis() {
 /// (cluster.c's restoreCommand), the same payload going to both servers.
 #[test]
 fn restore_is_notified_like_redis() {
-    let Some(server) = redis_with_debug() else {
+    let Some(server) = redis_with_debug_for_test() else {
         return;
     };
     let core_listener = CoreListener::start(0).expect("core listener");
