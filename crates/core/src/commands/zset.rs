@@ -338,7 +338,9 @@ fn zadd_generic(s: &mut Server, a: &Args, mut flags: AddFlags) -> CmdResult {
             "ERR INCR option supports a single increment-element pair",
         ));
     }
-    let mut pairs = Vec::with_capacity(rest / 2);
+    // Most ZADDs bring one pair (all ZINCRBYs do): kept on the stack.
+    let mut pairs: smallvec::SmallVec<[(f64, &[u8]); 4]> =
+        smallvec::SmallVec::with_capacity(rest / 2);
     for i in (at..a.len()).step_by(2) {
         pairs.push((a.float(i)?, a.bytes(i + 1)));
     }
