@@ -338,7 +338,9 @@ fn zadd_generic(s: &mut Server, a: &Args, mut flags: AddFlags) -> CmdResult {
             "ERR INCR option supports a single increment-element pair",
         ));
     }
-    let mut pairs = Vec::with_capacity(rest / 2);
+    // Most ZADDs bring one pair (all ZINCRBYs do): kept on the stack.
+    let mut pairs: smallvec::SmallVec<[(f64, &[u8]); 4]> =
+        smallvec::SmallVec::with_capacity(rest / 2);
     for i in (at..a.len()).step_by(2) {
         pairs.push((a.float(i)?, a.bytes(i + 1)));
     }
@@ -471,13 +473,12 @@ fn rank_generic(s: &mut Server, a: &Args, reverse: bool) -> CmdResult {
         return Ok(missing);
     };
     let member = a.bytes(2);
-    Ok(match zset.rank(member, reverse) {
+    Ok(match zset.rank_with_score(member, reverse) {
         None => missing,
-        Some(rank) if with_score => {
-            let score = zset.score(member).expect("ranked member has a score");
+        Some((rank, score)) if with_score => {
             Reply::Array(vec![Reply::Integer(rank as i64), Reply::double(score)])
         }
-        Some(rank) => Reply::Integer(rank as i64),
+        Some((rank, _)) => Reply::Integer(rank as i64),
     })
 }
 
@@ -625,6 +626,24 @@ fn range_generic(
     };
 
     let source = read_source(s, a.bytes(base))?;
+    if !store {
+        // The reply is built from the members where they are stored.
+        return Ok(match (source, parsed) {
+            (None, _) => range_reply_of(std::iter::empty(), with_scores),
+            (Some(zset), ParsedRange::Rank(start, end)) => {
+                match clamp_ranks(start, end, zset.len()) {
+                    Some((start, end)) => {
+                        range_reply_of(zset.rank_range(start, end, reverse), with_scores)
+                    }
+                    None => range_reply_of(std::iter::empty(), with_scores),
+                }
+            }
+            (Some(zset), parsed) => {
+                let (items, _) = select_range(zset, parsed, reverse, offset, limit);
+                range_reply_of(items.into_iter().map(|(m, s)| (s, m)), with_scores)
+            }
+        });
+    }
     let (items, size_hint): (Vec<(Vec<u8>, f64)>, usize) = match source {
         None => (Vec::new(), 0),
         Some(zset) => {
@@ -635,11 +654,7 @@ fn range_generic(
             )
         }
     };
-    if store {
-        Ok(store_range(s, a.bytes(1), items, size_hint))
-    } else {
-        Ok(range_reply(items, with_scores))
-    }
+    Ok(store_range(s, a.bytes(1), items, size_hint))
 }
 
 /// The elements a range selects, and the size hint Redis gives the destination of
@@ -713,6 +728,20 @@ fn clamp_ranks(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
         return None;
     }
     Some((start as usize, end.min(len - 1) as usize))
+}
+
+/// [`range_reply`] from `(score, member)` pairs borrowed from a set: one
+/// copy of each member, into its bulk reply.
+fn range_reply_of<'a>(items: impl Iterator<Item = (f64, &'a [u8])>, with_scores: bool) -> Reply {
+    if with_scores {
+        Reply::Pairs(
+            items
+                .map(|(score, m)| (Reply::bulk(m), Reply::double(score)))
+                .collect(),
+        )
+    } else {
+        Reply::Array(items.map(|(_, m)| Reply::bulk(m)).collect())
+    }
 }
 
 /// Members, or members with their scores: a flat array in RESP2, `[member,

@@ -46,8 +46,9 @@
 //!
 //! * Nodes live in an arena of pages and link to each other by `u32` id
 //!   (page number and 4-byte word offset in the page); freed records go on a
-//!   free list per size and are reused. Id 0 is the header. There is no
-//!   `unsafe`: a record is read in place from its page's bytes.
+//!   free list per size and are reused. Id 0 is the header. A record is
+//!   read in place from its page's bytes, in safe code; the one `unsafe` is
+//!   the prefetch hint of the descent.
 //! * One record per node, like Redis's one allocation per node with its sds
 //!   embedded: score (8 bytes), backward id (4), height and member length (4:
 //!   5 bits and 27 bits, a longer member keeps its length in 4 more bytes),
@@ -65,6 +66,11 @@
 //! * Redis 8.6 stores node metadata in the level-0 span and derives that span
 //!   (1, or 0 for the tail). Here every level, level 0 included, stores its
 //!   span, so the "spans sum to the length" rule holds on every level.
+//! * A score update (`zslUpdateScore`) starts from the node the dict found,
+//!   as in Redis 8.6: it stays in place when its neighbours allow, else one
+//!   search finds the links to unlink, and the search for the new place
+//!   starts below the levels the two share (Redis searches again from the
+//!   top). A rank from a node walks the spans forward (`zslGetRankByNode`).
 //! * The public API counts ranks from 0; Redis's `zslGetRank` and
 //!   `zslGetElementByRank` count from 1 (the header's span to the first node).
 //! * The random level comes from a seedable `ChaCha8Rng` instead of libc
@@ -507,10 +513,21 @@ impl SkipList {
     /// changes; otherwise the same node (same level) is unlinked and linked
     /// again. Returns false, changing nothing, if the element is not there.
     pub fn update_score(&mut self, cur_score: f64, member: &[u8], new_score: f64) -> bool {
-        assert!(!new_score.is_nan(), "zset scores are never NaN");
-        let Some((id, path)) = self.find(cur_score, member) else {
+        let Some((id, _)) = self.find(cur_score, member) else {
             return false;
         };
+        self.update_node_score(NonZeroU32::new(id).expect("not the header"), new_score);
+        true
+    }
+
+    /// `zslUpdateScore` on a live node the caller already holds (the sorted
+    /// set's dict hands it over, as Redis's dict hands over the node): the
+    /// node's neighbours decide first, with no search; only a node that has
+    /// to move is looked for from the top (for the links to unlink) and
+    /// linked again at its new place, keeping its record and its level.
+    pub fn update_node_score(&mut self, key: NodeKey, new_score: f64) {
+        assert!(!new_score.is_nan(), "zset scores are never NaN");
+        let id = key.get();
         // Like Redis, the fast path compares scores only: an equal neighbour
         // score sends us down the slow path even if the member order would
         // have kept the node in place.
@@ -521,12 +538,57 @@ impl SkipList {
         let next_ok = node.next().is_none_or(|f| self.node(f).score() > new_score);
         if prev_ok && next_ok {
             self.set_score(id, new_score);
-            return true;
+            return;
+        }
+        let (score, member) = (node.score(), node.member());
+        let path = self.descend(|_, n| Self::compare(score, member, n).is_gt());
+        debug_assert_eq!(self.node(path.update[0]).next(), Some(id));
+        // Redis searches again from the top for the new place. The top
+        // levels of both searches are the same as long as the new place
+        // still falls between the node the first search stopped at and the
+        // next one (the moved node left out): those levels are kept, and
+        // the second search starts below them. A small move (ZINCRBY by a
+        // little) shares all but the lowest levels; a far one, few or none.
+        let mut from = self.level;
+        while from > 0 {
+            let i = from - 1;
+            let u = path.update[i];
+            if u != HEADER && !Self::compare(new_score, member, self.elem(u)).is_gt() {
+                break;
+            }
+            let mut next = self.node(u).level(i).forward();
+            if next == Some(id) {
+                next = self.node(id).level(i).forward();
+            }
+            if next.is_some_and(|f| !Self::compare(new_score, member, self.elem(f)).is_lt()) {
+                break;
+            }
+            from = i;
         }
         self.unlink(id, &path.update);
         self.set_score(id, new_score);
-        self.link(id);
-        true
+        // The ranks of the kept levels' nodes are unchanged: they all come
+        // before the node that left. Unlinking may have dropped levels.
+        let from = from.min(self.level);
+        self.link_from(id, path, from);
+    }
+
+    /// 0-based rank of a live node, from the spans alone
+    /// (`zslGetRankByNode`): walk forward from the node along the top level
+    /// of each node met, adding the spans to the end of the list; the rank
+    /// is what is left. No score or member is compared, and the walk starts
+    /// at the node the dict just found, so its record is in cache.
+    pub fn rank_of(&self, key: NodeKey) -> usize {
+        let (mut x, mut to_end) = (Some(key.get()), 0);
+        while let Some(id) = x {
+            let node = self.node(id);
+            let top = node.level(node.height() - 1);
+            to_end += top.span();
+            x = top.forward();
+        }
+        // The last link of each level spans the nodes after it, so `to_end`
+        // counts the nodes after `key`'s.
+        self.len - 1 - to_end
     }
 
     /// 0-based rank of `(score, member)` (`zslGetRank` minus one).
@@ -847,15 +909,46 @@ impl SkipList {
     /// node's link on level `i`, from one record (usually one cache line: a
     /// record of a short member is 32 to 48 bytes).
     #[inline(always)]
-    fn descend(&self, mut advance: impl FnMut(usize, Elem<'_>) -> bool) -> Path {
-        let mut path = Path {
+    fn descend(&self, advance: impl FnMut(usize, Elem<'_>) -> bool) -> Path {
+        let path = Path {
             update: [HEADER; ZSKIPLIST_MAXLEVEL],
             rank: [0; ZSKIPLIST_MAXLEVEL],
         };
-        let (mut x, mut rank) = (HEADER, 0);
-        for i in (0..self.level).rev() {
+        self.descend_from(path, self.level, advance)
+    }
+
+    /// [`SkipList::descend`] below level `from` (at most the levels in
+    /// use): `path` already holds where the walk stopped on the levels from
+    /// `from` up, and the walk goes on from the node it stopped at on level
+    /// `from` (the header if `from` is the top).
+    ///
+    /// The walk is a chain of dependent loads, one record per step, each
+    /// usually a cache miss in a big set. While the next node on this level
+    /// is being compared, the record the walk reads if that comparison
+    /// fails (the next node one level down) is prefetched, so the two misses
+    /// overlap instead of following each other.
+    #[inline(always)]
+    fn descend_from(
+        &self,
+        mut path: Path,
+        from: usize,
+        mut advance: impl FnMut(usize, Elem<'_>) -> bool,
+    ) -> Path {
+        debug_assert!(from <= self.level);
+        let (mut x, mut rank) = if from < self.level {
+            (path.update[from], path.rank[from])
+        } else {
+            (HEADER, 0)
+        };
+        for i in (0..from).rev() {
             let mut link = self.node(x).level(i);
             while let Some(next) = link.forward() {
+                if i > 0 {
+                    let below = self.node(x).level(i - 1).forward;
+                    if below != link.forward {
+                        self.prefetch(below);
+                    }
+                }
                 if !advance(rank + link.span(), self.elem(next)) {
                     break;
                 }
@@ -867,6 +960,27 @@ impl SkipList {
             path.rank[i] = rank;
         }
         path
+    }
+
+    /// A hint to the CPU that node `id`'s record will be read soon.
+    #[inline(always)]
+    fn prefetch(&self, id: Option<NonZeroU32>) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(id) = id {
+            let id = id.get();
+            let page = &self.pages[(id >> PAGE_SHIFT) as usize];
+            let at = page
+                .as_ptr()
+                .wrapping_add((id as usize & (PAGE_WORDS - 1)) * WORD);
+            // SAFETY: a prefetch is only a hint; it reads nothing into the
+            // program and never faults, whatever the address. (SSE, which
+            // provides it, is part of the x86_64 baseline.)
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at.cast());
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = id;
     }
 
     /// Locate `(score, member)`: its node and the path to just before it.
@@ -899,12 +1013,22 @@ impl SkipList {
     /// `zslInsertNode`: link an allocated node (its level already chosen)
     /// into place, fixing spans, the backward link and the tail.
     fn link(&mut self, id: NodeId) {
+        let path = Path {
+            update: [HEADER; ZSKIPLIST_MAXLEVEL],
+            rank: [0; ZSKIPLIST_MAXLEVEL],
+        };
+        self.link_from(id, path, self.level);
+    }
+
+    /// [`SkipList::link`] with the search for the place already done on the
+    /// levels from `from` up (see [`SkipList::descend_from`]).
+    fn link_from(&mut self, id: NodeId, path: Path, from: usize) {
         let (score, level) = (self.node(id).score(), self.node(id).height());
         let member = self.member(id);
         let Path {
             mut update,
             mut rank,
-        } = self.descend(|_, n| Self::compare(score, member, n).is_gt());
+        } = self.descend_from(path, from, |_, n| Self::compare(score, member, n).is_gt());
 
         if level > self.level {
             // New levels start at the header, whose link to "nothing"
@@ -1454,6 +1578,55 @@ mod tests {
         after.sort_unstable();
         assert_eq!(before, after);
         sl.check_invariants();
+    }
+
+    #[test]
+    fn rank_from_the_node_agrees_with_the_search() {
+        let mut sl = SkipList::with_seed(3);
+        let keys: Vec<NodeKey> = (0..3000u32)
+            .map(|i| sl.insert(f64::from(i % 101), i.to_be_bytes()))
+            .collect();
+        for &k in &keys {
+            let (s, m) = (sl.score_of(k), sl.member_of(k).to_vec());
+            assert_eq!(Some(sl.rank_of(k)), sl.rank(s, &m));
+        }
+        assert_eq!(sl.rank_of(NonZeroU32::new(sl.tail.unwrap()).unwrap()), 2999);
+    }
+
+    /// Moves of every size, including ones onto a tie with a neighbour (the
+    /// member bytes decide) and past the ends, keep the list whole: the
+    /// second search starts below the levels it shares with the first.
+    #[test]
+    fn node_score_updates_near_and_far_keep_the_invariants() {
+        let mut rng = ChaCha8Rng::seed_from_u64(21);
+        let mut sl = SkipList::with_seed(8);
+        let mut model = Model::new();
+        let mut keys = Vec::new();
+        for i in 0..600u32 {
+            let (s, m) = (f64::from(i / 2), i.to_be_bytes());
+            keys.push(sl.insert(s, m));
+            model_insert(&mut model, s, &m);
+        }
+        for step in 0..3000 {
+            let k = keys[rng.gen_range(0..keys.len())];
+            let m = sl.member_of(k).to_vec();
+            let old = sl.score_of(k);
+            let new = match rng.gen_range(0..4) {
+                0 => old + 1.0,
+                1 => old - 0.5,
+                2 => old + f64::from(rng.gen_range(-3i32..=3)),
+                _ => f64::from(rng.gen_range(-10i32..320)),
+            };
+            sl.update_node_score(k, new);
+            let p = model_pos(&model, &m).unwrap();
+            model.remove(p);
+            model_insert(&mut model, new, &m);
+            assert_eq!(sl.score_of(k), new);
+            if step % 100 == 0 {
+                assert_same(&sl, &model);
+            }
+        }
+        assert_same(&sl, &model);
     }
 
     #[test]
