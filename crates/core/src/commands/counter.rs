@@ -420,10 +420,7 @@ mod tests {
         assert_eq!(s.call(c, &argv(&["EXEC"])), Reply::NilArray);
         assert_eq!(s.cmd(&["GET", "n"]), Reply::bulk("42"));
         assert!(matches!(s.cmd(&["TTL", "n"]), Reply::Integer(t) if t > 90));
-        assert_eq!(
-            s.cmd(&["OBJECT", "ENCODING", "n"]),
-            Reply::Status("int".into())
-        );
+        assert_eq!(s.cmd(&["OBJECT", "ENCODING", "n"]), Reply::bulk("int"));
     }
 
     #[test]
