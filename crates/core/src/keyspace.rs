@@ -468,6 +468,26 @@ impl Keyspace {
         Some(&mut self.entries.value_at_mut(at).value)
     }
 
+    /// [`Keyspace::get`], then [`Keyspace::get_mut`] if the value is to change,
+    /// with one search of the table (INCR on an int): `f` sees the live value
+    /// (the read access recorded as `get` records it) and returns its result
+    /// and whether it changed the value in place; if it did, the lookup for
+    /// writing is recorded as `get_mut` records it (counted, WATCH noticing,
+    /// the write access).
+    pub fn modify<R>(&mut self, key: &[u8], f: impl FnOnce(Option<&mut Value>) -> (R, bool)) -> R {
+        let counted = self.access.count_reads;
+        let Some(at) = self.read(key, true, counted) else {
+            return f(None).0;
+        };
+        let (result, changed) = f(Some(&mut self.entries.value_at_mut(at).value));
+        if changed {
+            self.count(counted, true, key, false);
+            self.watches.note(key);
+            self.touch_write(at);
+        }
+        result
+    }
+
     /// [`Keyspace::get_mut`] without telling WATCH: for a command that may leave
     /// the value as it was (a removal of absent members, a lookup's rehash step)
     /// and says so itself, with `watches.note(key)`, only when it changed it, as
@@ -589,6 +609,38 @@ impl Keyspace {
             self.insert(key, value);
             return;
         };
+        self.replace_at(key, at, value, keep_ttl, reuse_object);
+    }
+
+    /// [`Keyspace::get`] then [`Keyspace::set_value`] with one search of the
+    /// table: `make` sees the live value at `key` (the read access recorded,
+    /// as `get` records it) and returns the new value and whether Redis keeps
+    /// the key's object (see `set_value`). SET's path: `lookupKeyWrite`, then
+    /// `setKey` on the entry it found.
+    pub fn set_with(
+        &mut self,
+        key: &[u8],
+        keep_ttl: bool,
+        make: impl FnOnce(Option<&Value>) -> (Value, bool),
+    ) {
+        let counted = self.access.count_reads;
+        let found = self.read(key, true, counted);
+        let (value, reuse_object) = make(found.map(|at| &self.entries.value_at(at).value));
+        match found {
+            Some(at) => self.replace_at(key, at, value, keep_ttl, reuse_object),
+            None => self.insert(key, value),
+        }
+    }
+
+    /// `set_value` on the live entry `at` of `key`.
+    fn replace_at(
+        &mut self,
+        key: &[u8],
+        at: EntryRef,
+        value: Value,
+        keep_ttl: bool,
+        reuse_object: bool,
+    ) {
         self.watches.note(key);
         self.register_subexpires(key, &value);
         self.touch_write(at);

@@ -24,11 +24,14 @@ impl Protocol {
     }
 }
 
+use std::borrow::Cow;
+
 /// One reply, by shape.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reply {
-    /// `+OK`-style status line.
-    Status(String),
+    /// `+OK`-style status line. A fixed text (`+OK`, a type name) is borrowed,
+    /// so the commonest reply of all costs no allocation.
+    Status(Cow<'static, str>),
     /// `-ERR ...` line; the text includes the error code (`ERR`, `WRONGTYPE`, ...).
     Error(String),
     /// `:<n>`
@@ -69,8 +72,9 @@ pub enum Reply {
 }
 
 impl Reply {
+    /// `+OK`, without an allocation.
     pub fn ok() -> Reply {
-        Reply::Status("OK".into())
+        Reply::Status(Cow::Borrowed("OK"))
     }
 
     pub fn bulk(bytes: impl AsRef<[u8]>) -> Reply {

@@ -9,7 +9,7 @@ use redislab_core::{Reply, Server};
 fn text(r: &Reply) -> String {
     match r {
         Reply::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
-        Reply::Status(s) => s.clone(),
+        Reply::Status(s) => s.to_string(),
         Reply::Integer(n) => n.to_string(),
         other => format!("{other:?}"),
     }

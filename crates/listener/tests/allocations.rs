@@ -3,7 +3,8 @@
 //! buffer and the connection's queues. Counted with a global allocator over the
 //! whole process (reader, executor and this client), in batches of 1,000
 //! requests that allocate nothing in the core either (GET of a missing key
-//! answers a shared null, INCR of an existing counter changes it in place).
+//! answers a shared null, INCR of an existing counter changes it in place, SET
+//! of an integer stores it in the key's entry and answers a borrowed `+OK`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{Read, Write};
@@ -90,10 +91,14 @@ fn pipelined_requests_allocate_nothing_per_command() {
     assert_eq!(&ok, b"+OK\r\n");
     // The replies grow from :10000001 to :10070000 (all 11 bytes).
     let per_incr = allocations_per_request(&mut s, incr, (b":100", 11), 1000, 50);
+    // SET of an integer too big to be shared: stored in the entry, the old
+    // int dropped without a free, and `+OK` written from a static string.
+    let set = b"*3\r\n$3\r\nSET\r\n$1\r\ns\r\n$8\r\n12345678\r\n";
+    let per_set = allocations_per_request(&mut s, set, (b"+OK", 5), 1000, 50);
     // One request per round trip: one batch per command.
     let per_single_get = allocations_per_request(&mut s, get, (b"$-1\r\n", 5), 1, 5000);
     eprintln!(
-        "allocations per request: GET {per_get:.3}, INCR {per_incr:.3}, GET unpipelined {per_single_get:.3}"
+        "allocations per request: GET {per_get:.3}, INCR {per_incr:.3}, SET {per_set:.3}, GET unpipelined {per_single_get:.3}"
     );
     assert!(
         per_single_get < 0.1,
@@ -103,4 +108,6 @@ fn pipelined_requests_allocate_nothing_per_command() {
     // per 31 jobs): well under one allocation per command.
     assert!(per_get < 0.05, "GET: {per_get} allocations per request");
     assert!(per_incr < 0.05, "INCR: {per_incr} allocations per request");
+    // It was 1 per command: `Reply::Status("OK".into())` allocated a String.
+    assert!(per_set < 0.05, "SET: {per_set} allocations per request");
 }

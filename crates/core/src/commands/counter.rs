@@ -22,7 +22,7 @@
 use super::string_args::invalid_expire;
 use super::string_value::{lookup, store, store_int};
 use super::{Args, CmdResult, CommandSpec, Server};
-use crate::keyspace::now_ms;
+use crate::keyspace::{now_ms, Value};
 use crate::ldouble::LongDouble;
 use crate::num::parse_i64;
 use crate::reply::{errors, Reply};
@@ -106,13 +106,31 @@ fn current_float(v: Option<&StringValue>) -> Result<LongDouble, Reply> {
 
 /// `incrDecrCommand`.
 fn incr_decr(s: &mut Server, key: &[u8], by: i64) -> CmdResult {
+    // A counter that already is an int changes in place, with one lookup.
+    let in_place = s.keyspace.modify(key, |v| match v {
+        Some(Value::String(StringValue::Int(n))) => match n.checked_add(by) {
+            Some(value) => {
+                *n = value;
+                (Some(Ok(value)), true)
+            }
+            None => (Some(Err(overflow())), false),
+        },
+        _ => (None, false),
+    });
+    if let Some(result) = in_place {
+        let value = result?;
+        s.notify_here(notify::STRING, "incrby", key);
+        return Ok(Reply::Integer(value));
+    }
     let current = current_int(lookup(s, key)?)?;
-    let value = current
-        .checked_add(by)
-        .ok_or_else(|| Reply::error("ERR increment or decrement would overflow"))?;
+    let value = current.checked_add(by).ok_or_else(overflow)?;
     store_int(s, key, value);
     s.notify_here(notify::STRING, "incrby", key);
     Ok(Reply::Integer(value))
+}
+
+fn overflow() -> Reply {
+    Reply::error("ERR increment or decrement would overflow")
 }
 
 fn incr(s: &mut Server, a: &Args) -> CmdResult {
@@ -375,6 +393,34 @@ mod tests {
         );
         assert_eq!(s.cmd(&["INCRBY", "x", " 1"]), not_int);
         assert_eq!(s.cmd(&["DECR", "n"]), Reply::Integer(-1));
+    }
+
+    /// INCR of an int changes it in place with one lookup: WATCH notices a
+    /// successful one, not an overflowing one, and the TTL stays.
+    #[test]
+    fn incr_in_place_tells_watch_only_when_it_changes() {
+        use crate::server::ConnectInfo;
+        let argv = |w: &[&str]| w.iter().map(|x| x.as_bytes().to_vec()).collect::<Vec<_>>();
+        let mut s = Server::new();
+        let c = s.connect(ConnectInfo::in_process());
+        s.cmd(&["SET", "max", "9223372036854775807"]);
+        s.call(c, &argv(&["WATCH", "max"]));
+        assert!(s.cmd(&["INCR", "max"]).is_error());
+        s.call(c, &argv(&["MULTI"]));
+        s.call(c, &argv(&["PING"]));
+        assert_eq!(
+            s.call(c, &argv(&["EXEC"])),
+            Reply::Array(vec![Reply::Status("PONG".into())])
+        );
+        s.cmd(&["SET", "n", "41", "EX", "100"]);
+        s.call(c, &argv(&["WATCH", "n"]));
+        assert_eq!(s.cmd(&["INCR", "n"]), Reply::Integer(42));
+        s.call(c, &argv(&["MULTI"]));
+        s.call(c, &argv(&["PING"]));
+        assert_eq!(s.call(c, &argv(&["EXEC"])), Reply::NilArray);
+        assert_eq!(s.cmd(&["GET", "n"]), Reply::bulk("42"));
+        assert!(matches!(s.cmd(&["TTL", "n"]), Reply::Integer(t) if t > 90));
+        assert_eq!(s.cmd(&["OBJECT", "ENCODING", "n"]), Reply::bulk("int"));
     }
 
     #[test]

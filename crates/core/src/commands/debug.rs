@@ -77,7 +77,9 @@ pub fn debug(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
         _ if a.is(1, "listpack") && n == 3 => listpack(s, a),
         _ if a.is(1, "object") && n == 3 => object(s, a),
         _ if a.is(1, "sdslen") && n == 3 => sdslen(s, a),
-        _ if a.is(1, "digest") && n == 2 => Ok(Reply::Status(digest::hex(&dataset_digest(s)))),
+        _ if a.is(1, "digest") && n == 2 => {
+            Ok(Reply::Status(digest::hex(&dataset_digest(s)).into()))
+        }
         _ if a.is(1, "digest-value") && n >= 2 => Ok(digest_value(s, a)),
         _ => Err(syntax_error(a)),
     }
@@ -213,7 +215,8 @@ fn object(s: &mut Server, a: &Args) -> CmdResult {
         "Value at:{:p} refcount:1 encoding:{encoding} serializedlength:{} lru:{lru} lru_seconds_idle:{idle}{extra}",
         value as *const Value,
         crate::rdb::write::saved_len(value, compress),
-    )))
+    )
+    .into()))
 }
 
 fn encoding_name(value: &Value) -> &'static str {
@@ -237,7 +240,7 @@ fn sdslen(s: &mut Server, a: &Args) -> CmdResult {
     match value {
         Value::String(v) => v
             .debug_sdslen(key.len(), slot)
-            .map(Reply::Status)
+            .map(|l| Reply::Status(l.into()))
             .ok_or_else(|| Reply::error("ERR Not an sds encoded string.")),
         _ => Err(Reply::error("ERR Not an sds encoded string.")),
     }
@@ -266,7 +269,7 @@ fn digest_value(s: &mut Server, a: &Args) -> Reply {
         if let Some((value, deadline, _)) = s.keyspace.peek_entry(a.bytes(j)) {
             digest::object_digest(&mut d, value, deadline.is_some());
         }
-        out.push(Reply::Status(digest::hex(&d)));
+        out.push(Reply::Status(digest::hex(&d).into()));
     }
     Reply::Array(out)
 }

@@ -91,7 +91,10 @@ const DEFAULT_SAMPLES: usize = 5;
 
 fn help(lines: &[&str]) -> CmdResult {
     Ok(Reply::Array(
-        lines.iter().map(|l| Reply::Status((*l).into())).collect(),
+        lines
+            .iter()
+            .map(|l| Reply::Status(l.to_string().into()))
+            .collect(),
     ))
 }
 

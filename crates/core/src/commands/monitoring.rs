@@ -127,10 +127,10 @@ const LATENCY_SUBCOMMANDS: &[CommandSpec] = &[
         ),
 ];
 
-fn help(container: &str, lines: &[&str]) -> Reply {
-    let mut out = vec![Reply::Status(format!(
-        "{container} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
-    ))];
+fn help(container: &str, lines: &[&'static str]) -> Reply {
+    let mut out = vec![Reply::Status(
+        format!("{container} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:").into(),
+    )];
     out.extend(lines.iter().map(|l| Reply::Status((*l).into())));
     out.push(Reply::Status("HELP".into()));
     out.push(Reply::Status("    Print this help.".into()));

@@ -256,10 +256,10 @@ fn script_load(s: &mut Server, a: &Args) -> CmdResult {
 }
 
 /// `addReplyHelp`: the usage line, the lines, then HELP's own entry.
-pub(super) fn help_reply(name: &str, lines: &[&str]) -> Reply {
-    let mut out = vec![Reply::Status(format!(
-        "{name} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
-    ))];
+pub(super) fn help_reply(name: &str, lines: &[&'static str]) -> Reply {
+    let mut out = vec![Reply::Status(
+        format!("{name} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:").into(),
+    )];
     out.extend(lines.iter().map(|l| Reply::Status((*l).into())));
     out.push(Reply::Status("HELP".into()));
     out.push(Reply::Status("    Print this help.".into()));

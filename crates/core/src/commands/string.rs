@@ -234,7 +234,10 @@ fn set_generic(
     } else {
         None
     };
-    let found = s.keyspace.contains(key);
+    // Only a condition needs to know beforehand; a plain SET looks the key up
+    // once, in `store` (which expires a key past its deadline just the same).
+    let conditions = ext::NX | ext::XX | ext::IFEQ | ext::IFNE | ext::IFDEQ | ext::IFDNE;
+    let found = opts.has(conditions) && s.keyspace.contains(key);
     if (opts.has(ext::NX) && found) || (opts.has(ext::XX | ext::IFEQ | ext::IFDEQ) && !found) {
         s.set_dirty(0);
         return Ok(old.unwrap_or(abort));

@@ -60,13 +60,11 @@ pub(crate) fn read_bytes(s: &mut Server, key: &[u8]) -> Result<Option<Vec<u8>>, 
 /// `setKey` / `dbReplaceValue` for a string: Redis keeps the key's old object
 /// when both the old value and the new object are unshared and not embstr.
 pub(crate) fn store(s: &mut Server, key: &[u8], obj: ArgObject, keep_ttl: bool) {
-    let old_allows = !matches!(
-        s.keyspace.get(key),
-        Some(Value::String(StringValue::Embstr(_)))
-    );
-    let reuse = old_allows && obj.swappable();
-    let value = Value::String(obj.into_stored(key.len()));
-    s.keyspace.set_value(key, value, keep_ttl, reuse);
+    s.keyspace.set_with(key, keep_ttl, |old| {
+        let old_allows = !matches!(old, Some(Value::String(StringValue::Embstr(_))));
+        let reuse = old_allows && obj.swappable();
+        (Value::String(obj.into_stored(key.len())), reuse)
+    });
 }
 
 /// Stores an integer result: in place if the value already is an int (the TTL and

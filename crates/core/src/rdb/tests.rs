@@ -251,12 +251,12 @@ fn debug_object_line() {
     );
     assert_eq!(
         s.cmd(&["DEBUG", "DIGEST-VALUE", "nokey"]),
-        Reply::Array(vec![Reply::Status("0".repeat(40))])
+        Reply::Array(vec![Reply::Status("0".repeat(40).into())])
     );
     let mut empty = Server::new();
     assert_eq!(
         empty.cmd(&["DEBUG", "DIGEST"]),
-        Reply::Status("0".repeat(40))
+        Reply::Status("0".repeat(40).into())
     );
 }
 

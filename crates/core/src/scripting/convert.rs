@@ -48,7 +48,7 @@ pub fn reply_to_lua(lua: &Lua, reply: &Reply, resp3: bool) -> mlua::Result<Value
         Reply::Bulk(b) => Value::String(lua.create_string(b)?),
         Reply::Nil | Reply::NilArray if resp3 => Value::Nil,
         Reply::Nil | Reply::NilArray => Value::Boolean(false),
-        Reply::Status(s) => table_with("ok", Value::String(lua.create_string(s)?))?,
+        Reply::Status(s) => table_with("ok", Value::String(lua.create_string(s.as_bytes())?))?,
         Reply::Error(text) => {
             let t = error_table(lua, &error_text(&format!("-{text}")))?;
             t.raw_set("ignore_error_stats_update", true)?;
@@ -238,7 +238,7 @@ fn table_to_reply(t: &Table, resp3: bool, depth: usize, tally: &mut Tally) -> Re
         return reply;
     }
     if let Value::String(s) = field("ok") {
-        return Reply::Status(one_line(&s.to_string_lossy()));
+        return Reply::Status(one_line(&s.to_string_lossy()).into());
     }
     match field("double") {
         Value::Number(d) => return Reply::double(d),

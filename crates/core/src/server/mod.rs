@@ -81,7 +81,37 @@ pub enum Outcome {
     Close,
 }
 
-type ClientMap = HashMap<ClientId, Box<Client>>;
+type ClientMap = HashMap<ClientId, Box<Client>, BuildIdHasher>;
+
+/// Client ids are the server's own sequence numbers, not input an attacker
+/// chooses: one multiply spreads them over the table (SipHash cost more than
+/// the rest of the client lookup each command makes).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct BuildIdHasher;
+
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::BuildHasher for BuildIdHasher {
+    type Hasher = IdHasher;
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(0)
+    }
+}
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        // Fibonacci hashing: the high bits (hashbrown's tags) vary too.
+        self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) ^ b as u64;
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+}
 
 /// The core's server state.
 pub struct Server {
@@ -170,7 +200,7 @@ impl Server {
             current_db: 0,
             config: config::Config::default(),
             stats: stats::Stats::default(),
-            clients: HashMap::new(),
+            clients: ClientMap::default(),
             next_client_id: 1,
             default_client: 0,
             pubsub: pubsub::PubSub::default(),
@@ -523,7 +553,11 @@ impl Server {
 
     /// `processCommand`: every check before a command may run, then the command.
     fn process_command(&mut self, client: &mut Client, argv: &[Vec<u8>]) -> Reply {
-        client.last_interaction = Instant::now();
+        // One clock read serves the client's last interaction and the start
+        // of the command's duration (Redis reads the clock twice per command,
+        // in call(); `lastinteraction` is its cached time).
+        let now = Instant::now();
+        client.last_interaction = now;
         if argv.is_empty() {
             return Reply::error("ERR empty command");
         }
@@ -574,7 +608,7 @@ impl Server {
             return multi::queue(client, spec, argv);
         }
         self.switch_db(client.db);
-        self.call_in(client, spec, fullname, argv)
+        self.call_at(client, spec, fullname, argv, now)
     }
 
     /// `rejectCommand`: the error goes to the client, the error statistics count
@@ -611,7 +645,18 @@ impl Server {
         fullname: &'static str,
         argv: &[Vec<u8>],
     ) -> Reply {
-        let started = Instant::now();
+        self.call_at(client, spec, fullname, argv, Instant::now())
+    }
+
+    /// [`Server::call_in`] with the clock already read at `started`.
+    fn call_at(
+        &mut self,
+        client: &mut Client,
+        spec: &'static CommandSpec,
+        fullname: &'static str,
+        argv: &[Vec<u8>],
+        started: Instant,
+    ) -> Reply {
         let writes = spec.has(flags::WRITE);
         let now_ms = self.started_unix_ms
             + started.saturating_duration_since(self.started).as_millis() as i64;
@@ -679,7 +724,7 @@ impl Server {
         // A command that blocked is counted once, when it is finally served or
         // times out (Redis skips the statistics of a call that blocked).
         if self.pending_block.is_none() {
-            let stat = self.stats.command(fullname);
+            let stat = self.stats.commands.at(spec.slot, fullname);
             stat.record(usec);
             if failed {
                 stat.failed += 1;
@@ -793,7 +838,7 @@ impl Server {
             line.push(' ');
             line.push_str(&repr(arg));
         }
-        let frame = Reply::Status(line);
+        let frame = Reply::Status(line.into());
         for id in self.pubsub.monitors.clone() {
             if id != client.id {
                 self.push_to(id, &frame);
@@ -1008,5 +1053,52 @@ mod tests {
         assert_eq!(s.call(b, &argv(&["GET", "k"])), Reply::bulk("in3"));
         assert_eq!(s.db(3).len(), 1);
         assert_eq!(s.db(0).len(), 1);
+    }
+
+    /// The command path counts a call in the row's numbered slot; the paths
+    /// that count by name (a rejected call, a blocked client's timeout, a
+    /// script's failures) reach the same line of INFO commandstats.
+    #[test]
+    fn commandstats_by_slot_and_by_name_are_one_line() {
+        let mut s = Server::new();
+        s.cmd(&["SET", "k", "v"]);
+        s.cmd(&["SET", "k"]); // wrong arity: rejected
+        s.cmd(&["CONFIG", "GET", "maxmemory"]);
+        s.cmd(&["config", "get", "timeout"]);
+        s.cmd(&["CONFIG", "GET"]); // rejected as config|get
+        assert_eq!(s.stats.commands["set"].calls, 1);
+        assert_eq!(s.stats.commands["set"].rejected, 1);
+        assert_eq!(s.stats.commands["config|get"].calls, 2);
+        assert_eq!(s.stats.commands["config|get"].rejected, 1);
+        s.stats.command("set").calls += 1;
+        assert_eq!(s.stats.commands["set"].calls, 2);
+        let names: Vec<&str> = s.stats.commands_sorted().iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["config|get", "set"]);
+        let bytes = s.cmd(&["INFO", "commandstats"]).to_resp2();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(text.contains("cmdstat_set:calls=2,"), "{text}");
+        assert!(
+            text.contains("cmdstat_config|get:calls=2,") && text.contains("rejected_calls=1"),
+            "{text}"
+        );
+        s.cmd(&["CONFIG", "RESETSTAT"]);
+        assert!(s.stats.commands.get("set").is_none());
+        s.cmd(&["SET", "k", "v"]);
+        assert_eq!(s.stats.commands["set"].calls, 1);
+    }
+
+    /// `+OK` and the other fixed status lines are borrowed, not allocated.
+    #[test]
+    fn ok_is_a_borrowed_status() {
+        assert!(matches!(
+            Reply::ok(),
+            Reply::Status(std::borrow::Cow::Borrowed("OK"))
+        ));
+        let mut s = Server::new();
+        assert!(matches!(
+            s.cmd(&["SET", "k", "v"]),
+            Reply::Status(std::borrow::Cow::Borrowed("OK"))
+        ));
+        assert_eq!(s.cmd(&["SET", "k", "v"]).to_resp2(), b"+OK\r\n");
     }
 }

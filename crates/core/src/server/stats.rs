@@ -9,11 +9,12 @@
 //! newest first, at most `slowlog-max-len` of them, with at most 32 arguments
 //! of at most 128 bytes each (Redis's `SLOWLOG_ENTRY_MAX_ARGC/STRING`).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use super::client::Client;
 use super::config::Config;
+use super::table::{self, NO_SLOT};
 use crate::reply::Reply;
 
 /// One command's line of INFO commandstats.
@@ -74,7 +75,7 @@ const SLOWLOG_MAX_STRING: usize = 128;
 #[derive(Debug, Default)]
 pub struct Stats {
     /// By full command name (`config|get`); INFO sorts them.
-    pub commands: HashMap<&'static str, CommandStat>,
+    pub commands: CommandStats,
     /// By error code (`ERR`, `WRONGTYPE`, ...).
     pub errors: BTreeMap<String, u64>,
     pub total_commands: u64,
@@ -99,14 +100,87 @@ pub struct Stats {
     pub slowlog_next_id: u64,
 }
 
+/// The statistics of the commands that were counted, reached by the
+/// table's slot number ([`super::table::CommandSpec::slot`]) on the command path (Redis
+/// keeps them in the `redisCommand` itself), or by name elsewhere.
+#[derive(Debug, Default)]
+pub struct CommandStats {
+    /// Slot -> 1 + the position in `entries` (0: not counted yet).
+    positions: Vec<u32>,
+    /// In the order they were first counted.
+    entries: Vec<(&'static str, CommandStat)>,
+}
+
+impl CommandStats {
+    /// The statistics of the table's row numbered `slot`, named `fullname`.
+    #[inline]
+    pub fn at(&mut self, slot: u16, fullname: &'static str) -> &mut CommandStat {
+        if slot == NO_SLOT {
+            return self.named(fullname);
+        }
+        let slot = slot as usize;
+        if let Some(&p) = self.positions.get(slot) {
+            if p != 0 {
+                return &mut self.entries[p as usize - 1].1;
+            }
+        }
+        self.insert(Some(slot), fullname)
+    }
+
+    /// The statistics of the command named `fullname` (`get`, `config|get`).
+    pub fn named(&mut self, fullname: &'static str) -> &mut CommandStat {
+        match table::slot_of(fullname) {
+            Some(slot) => self.at(slot, fullname),
+            None => match self.entries.iter().position(|(n, _)| *n == fullname) {
+                Some(i) => &mut self.entries[i].1,
+                None => self.insert(None, fullname),
+            },
+        }
+    }
+
+    #[cold]
+    fn insert(&mut self, slot: Option<usize>, fullname: &'static str) -> &mut CommandStat {
+        self.entries.push((fullname, CommandStat::default()));
+        if let Some(slot) = slot {
+            if self.positions.len() <= slot {
+                self.positions.resize(table::slots().max(slot + 1), 0);
+            }
+            self.positions[slot] = self.entries.len() as u32;
+        }
+        &mut self.entries.last_mut().expect("just pushed").1
+    }
+
+    /// The statistics of `fullname`, if it was counted.
+    pub fn get(&self, fullname: &str) -> Option<&CommandStat> {
+        self.entries
+            .iter()
+            .find(|(n, _)| *n == fullname)
+            .map(|(_, st)| st)
+    }
+
+    /// Every counted command, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &CommandStat)> {
+        self.entries.iter().map(|(n, st)| (*n, st))
+    }
+}
+
+impl std::ops::Index<&str> for CommandStats {
+    type Output = CommandStat;
+    fn index(&self, fullname: &str) -> &CommandStat {
+        self.get(fullname)
+            .unwrap_or_else(|| panic!("no statistics for {fullname}"))
+    }
+}
+
 impl Stats {
+    /// The statistics of the command named `fullname`.
     pub fn command(&mut self, fullname: &'static str) -> &mut CommandStat {
-        self.commands.entry(fullname).or_default()
+        self.commands.named(fullname)
     }
 
     /// The commands that ran, by name, as INFO and LATENCY list them.
     pub fn commands_sorted(&self) -> Vec<(&'static str, &CommandStat)> {
-        let mut v: Vec<_> = self.commands.iter().map(|(k, v)| (*k, v)).collect();
+        let mut v: Vec<_> = self.commands.iter().collect();
         v.sort_by_key(|(k, _)| *k);
         v
     }

@@ -8,7 +8,11 @@
 //! MULTI, does it write (so WATCH must notice), may a script call it. The core
 //! does the same with [`CommandSpec`]: each family module registers its rows, and
 //! [`lookup`] finds them once per call (by name, ignoring ASCII case, without
-//! allocating). COMMAND INFO/DOCS/LIST/COUNT/GETKEYS are generated from here.
+//! allocating, FNV-hashed: the names are a fixed set). The index numbers every
+//! row and subcommand with a statistics slot and its full name
+//! ([`CommandSpec::slot`], [`CommandSpec::fullname`]), as Redis keeps a
+//! command's counters in its `redisCommand`: counting a call costs no hash.
+//! COMMAND INFO/DOCS/LIST/COUNT/GETKEYS are generated from here.
 //!
 //! How this differs from Redis's table: key positions are the legacy
 //! `(first, last, step)` triple plus a "movable keys" flag (Redis 7 also has
@@ -229,7 +233,17 @@ pub struct CommandSpec {
     /// `None`: its group's. The implicit ones (`@write`, `@read`, `@fast`/`@slow`,
     /// `@admin @dangerous`, `@pubsub`, `@blocking`) follow from the flags.
     pub acl: Option<&'static [&'static str]>,
+    /// The row's place in the server's per-command statistics (INFO
+    /// commandstats), given by the index [`lookup`] reads: a row reached
+    /// through the table counts its calls without hashing its name.
+    /// [`NO_SLOT`] in a family's own rows.
+    pub slot: u16,
+    /// The full name (`config|get` for a subcommand), set by the index.
+    pub fullname: &'static str,
 }
+
+/// The [`CommandSpec::slot`] of a row the index has not numbered.
+pub const NO_SLOT: u16 = u16::MAX;
 
 impl CommandSpec {
     /// A command whose errors are `Err` replies.
@@ -268,6 +282,8 @@ impl CommandSpec {
             syntax: "",
             subcommands: &[],
             acl: None,
+            slot: NO_SLOT,
+            fullname: name,
         }
     }
 
@@ -389,11 +405,20 @@ pub struct Family {
     pub commands: &'static [CommandSpec],
 }
 
-/// Every command the core implements, by lower-case name.
-fn index() -> &'static HashMap<&'static str, CommandSpec> {
-    static INDEX: OnceLock<HashMap<&'static str, CommandSpec>> = OnceLock::new();
+/// The command table as [`lookup`] reads it: every command by lower-case
+/// name (copies of the families' rows, numbered with their statistics slot;
+/// a container's subcommands are numbered copies too), and the full name of
+/// each slot.
+struct Index {
+    by_name: HashMap<&'static str, CommandSpec, BuildFnv>,
+    slot_names: Vec<&'static str>,
+    slot_by_name: HashMap<&'static str, u16, BuildFnv>,
+}
+
+fn index() -> &'static Index {
+    static INDEX: OnceLock<Index> = OnceLock::new();
     INDEX.get_or_init(|| {
-        let mut map = HashMap::new();
+        let mut rows: Vec<CommandSpec> = Vec::new();
         for family in crate::commands::FAMILIES {
             for spec in family.commands {
                 let mut spec = *spec;
@@ -401,14 +426,72 @@ fn index() -> &'static HashMap<&'static str, CommandSpec> {
                 if spec.group == Group::Generic {
                     spec.group = family.group;
                 }
-                let old = map.insert(spec.name, spec);
-                assert!(old.is_none(), "command {} registered twice", spec.name);
+                rows.push(spec);
             }
         }
         #[cfg(test)]
-        map.insert("test-panic", tests::PANICS);
-        map
+        rows.push(tests::PANICS);
+        // Slots in name order, so that a run numbers them the same way.
+        rows.sort_by_key(|c| c.name);
+        let mut by_name = HashMap::with_hasher(BuildFnv);
+        let mut slot_names = Vec::new();
+        let mut number = |spec: &mut CommandSpec, fullname: &'static str| {
+            spec.slot = u16::try_from(slot_names.len()).expect("fewer than 65535 commands");
+            spec.fullname = fullname;
+            slot_names.push(fullname);
+        };
+        for mut spec in rows {
+            let name = spec.name;
+            number(&mut spec, name);
+            if !spec.subcommands.is_empty() {
+                let mut subs = spec.subcommands.to_vec();
+                for sub in &mut subs {
+                    let full: &'static str =
+                        Box::leak(format!("{}|{}", spec.name, sub.name).into_boxed_str());
+                    number(sub, full);
+                }
+                spec.subcommands = Box::leak(subs.into_boxed_slice());
+            }
+            let old = by_name.insert(spec.name, spec);
+            assert!(old.is_none(), "command {} registered twice", spec.name);
+        }
+        let slot_by_name = slot_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (*n, i as u16))
+            .collect();
+        Index {
+            by_name,
+            slot_names,
+            slot_by_name,
+        }
     })
+}
+
+/// FNV-1a for the index's keys: command names are a fixed set of short
+/// strings, so the table needs no keyed hash (SipHash cost more than the
+/// rest of a lookup).
+#[derive(Clone, Copy, Default)]
+struct BuildFnv;
+
+struct Fnv(u64);
+
+impl std::hash::BuildHasher for BuildFnv {
+    type Hasher = Fnv;
+    fn build_hasher(&self) -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
 }
 
 /// The command named `name` (any ASCII case).
@@ -422,38 +505,29 @@ pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
         *b = c.to_ascii_lowercase();
     }
     let lower = std::str::from_utf8(&buf[..name.len()]).ok()?;
-    index().get(lower)
+    index().by_name.get(lower)
 }
 
 /// Every command, sorted by name.
 pub fn all() -> Vec<&'static CommandSpec> {
-    let mut v: Vec<&'static CommandSpec> = index().values().collect();
+    let mut v: Vec<&'static CommandSpec> = index().by_name.values().collect();
     v.sort_by_key(|c| c.name);
     v
 }
 
-/// The full names of subcommands (`config|get`), made once.
-fn subcommand_names() -> &'static HashMap<(&'static str, &'static str), &'static str> {
-    static NAMES: OnceLock<HashMap<(&'static str, &'static str), &'static str>> = OnceLock::new();
-    NAMES.get_or_init(|| {
-        let mut map = HashMap::new();
-        for spec in index().values() {
-            for sub in spec.subcommands {
-                let full: &'static str =
-                    Box::leak(format!("{}|{}", spec.name, sub.name).into_boxed_str());
-                map.insert((spec.name, sub.name), full);
-            }
-        }
-        map
-    })
+/// How many statistics slots the table numbered.
+pub fn slots() -> usize {
+    index().slot_names.len()
 }
 
-/// The full name of `sub`, a subcommand of `container` (`config|get`).
-pub fn full_name(container: &CommandSpec, sub: &CommandSpec) -> &'static str {
-    subcommand_names()
-        .get(&(container.name, sub.name))
-        .copied()
-        .unwrap_or("unknown")
+/// The full name of statistics slot `slot`.
+pub fn slot_name(slot: u16) -> Option<&'static str> {
+    index().slot_names.get(slot as usize).copied()
+}
+
+/// The statistics slot of a full command name (`get`, `config|get`).
+pub fn slot_of(fullname: &str) -> Option<u16> {
+    index().slot_by_name.get(fullname).copied()
 }
 
 /// What looking `argv` up found.
@@ -475,7 +549,7 @@ pub fn resolve(argv: &[Vec<u8>]) -> Found {
         return Found::Command(spec, spec.name);
     }
     match spec.subcommand(&argv[1]) {
-        Some(sub) => Found::Command(sub, full_name(spec, sub)),
+        Some(sub) => Found::Command(sub, sub.fullname),
         None => Found::UnknownSubcommand(spec),
     }
 }
@@ -499,6 +573,38 @@ mod tests {
         let v: Vec<u8> = Vec::new();
         Ok(Reply::bulk([v[a.len() + 7]]))
     });
+
+    /// Every row and subcommand the lookup finds has its own statistics slot
+    /// and full name, and the slot leads back to that name.
+    #[test]
+    fn every_row_is_numbered_once() {
+        let mut seen = std::collections::HashSet::new();
+        for spec in all() {
+            let rows = std::iter::once((spec, spec.name.to_string())).chain(
+                spec.subcommands
+                    .iter()
+                    .map(|sub| (sub, format!("{}|{}", spec.name, sub.name))),
+            );
+            for (row, full) in rows {
+                assert_ne!(row.slot, NO_SLOT, "{full}");
+                assert_eq!(row.fullname, full);
+                assert_eq!(slot_name(row.slot), Some(row.fullname));
+                assert_eq!(slot_of(&full), Some(row.slot));
+                assert!(seen.insert(row.slot), "{full}: slot {} twice", row.slot);
+            }
+        }
+        assert_eq!(seen.len(), slots());
+        let Found::Command(sub, full) = resolve(&[b"CoNfIg".to_vec(), b"GeT".to_vec()]) else {
+            panic!("config get not found");
+        };
+        assert_eq!(
+            (sub.name, full, sub.fullname),
+            ("get", "config|get", "config|get")
+        );
+        assert!(lookup(b"SET").is_some_and(|c| c.name == "set"));
+        assert!(lookup(b"nosuchcommand").is_none());
+        assert!(lookup(&[b'a'; 40]).is_none());
+    }
 
     #[test]
     fn a_panicking_command_answers_an_error_and_the_server_goes_on() {

@@ -1,0 +1,107 @@
+//! The fixed cost of the command path in process: `Server::call_into` (lookup,
+//! checks, `call()`'s bookkeeping, the handler, the RESP encoding) for SET, GET
+//! and INCR on a small keyspace, as a transport's connection client runs them.
+//!
+//! `cargo run --release -p redislab-core --example call_cost [-- N [COMMAND]]`
+//!
+//! Prints ns per command (the thread's CPU time, not the wall clock, so that
+//! the other processes of a shared machine disturb it less; best of 15 passes
+//! of N commands, default 200,000), and allocations per command (a counting
+//! global allocator).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use redislab_core::server::{ClientKind, ConnectInfo};
+use redislab_core::Server;
+
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards to the system allocator, counting calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const KEYS: usize = 1000;
+const PASSES: usize = 15;
+
+fn main() {
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(200_000);
+    let mut s = Server::new();
+    let id = s.connect(ConnectInfo {
+        kind: ClientKind::Connection,
+        addr: "127.0.0.1:1".into(),
+        laddr: "127.0.0.1:2".into(),
+    });
+    let key = |prefix: &str, i: usize| format!("{prefix}:{:012}", i % KEYS).into_bytes();
+    let set: Vec<Vec<Vec<u8>>> = (0..KEYS)
+        .map(|i| vec![b"SET".to_vec(), key("k", i), b"xxx".to_vec()])
+        .collect();
+    let get: Vec<Vec<Vec<u8>>> = (0..KEYS)
+        .map(|i| vec![b"GET".to_vec(), key("k", i)])
+        .collect();
+    let incr: Vec<Vec<Vec<u8>>> = (0..KEYS)
+        .map(|i| vec![b"INCR".to_vec(), key("n", i)])
+        .collect();
+    let only = std::env::args().nth(2);
+    let tests: Vec<(&str, &Vec<Vec<Vec<u8>>>)> = [("SET", &set), ("GET", &get), ("INCR", &incr)]
+        .into_iter()
+        .filter(|(name, _)| only.as_deref().is_none_or(|o| o.eq_ignore_ascii_case(name)))
+        .collect();
+    let mut out = Vec::with_capacity(1 << 20);
+    let mut best = vec![f64::MAX; tests.len()];
+    let mut allocs = vec![0.0; tests.len()];
+    // Passes alternate between the commands, so a busy neighbour slows them
+    // alike; the best pass of each is printed.
+    for _ in 0..PASSES {
+        for (t, (_, argvs)) in tests.iter().enumerate() {
+            let a0 = ALLOCATIONS.load(Relaxed);
+            let started = thread_cpu_ns();
+            for i in 0..n {
+                s.call_into(id, &argvs[i % KEYS], &mut out);
+                if out.len() > 1 << 19 {
+                    out.clear();
+                }
+            }
+            let ns = (thread_cpu_ns() - started) as f64 / n as f64;
+            allocs[t] = (ALLOCATIONS.load(Relaxed) - a0) as f64 / n as f64;
+            best[t] = best[t].min(ns);
+            out.clear();
+        }
+    }
+    for (t, (name, _)) in tests.iter().enumerate() {
+        println!(
+            "{name:5} {:7.1} ns/command  {:.2} allocations/command",
+            best[t], allocs[t]
+        );
+    }
+}
+
+/// This thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), in ns.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
