@@ -4,11 +4,12 @@
 //! the skiplist's rank descent), so a change to `dict.rs` or the zset page
 //! arena can be checked before/after on the same machine.
 //!
-//! `cargo run --release -p redislab-core --example dict_find [-- N]`
+//! `cargo run --release -p redislab-core --example dict_find [-- N [NAME]]`
 //!
 //! N keys (default 1,000,000) `key:<i>`; 1M lookups of keys drawn from a
 //! fixed xorshift stream; ns per lookup, the best of five passes. The sum
-//! printed beside keeps the work from being optimised away.
+//! printed beside keeps the work from being optimised away. With NAME, only
+//! the timings whose name contains it run (for `perf stat` on one of them).
 
 use redislab_core::dict::Dict;
 use redislab_core::zset::btree::Btree;
@@ -35,8 +36,15 @@ fn picks(n: usize) -> Vec<usize> {
         .collect()
 }
 
+fn wanted(name: &str) -> bool {
+    std::env::args().nth(2).is_none_or(|f| name.contains(&f))
+}
+
 /// Best of five passes of `f` over `keys`, in ns per lookup.
 fn time(name: &str, keys: &[Vec<u8>], mut f: impl FnMut(&[u8]) -> usize) {
+    if !wanted(name) {
+        return;
+    }
     let mut best = f64::MAX;
     let mut sum = 0;
     for _ in 0..5 {
@@ -98,6 +106,9 @@ fn main() {
         .into_iter()
         .map(|i| (i as f64, members[i].as_slice()))
         .collect();
+    if !wanted("SkipList::rank") {
+        return;
+    }
     let mut best = f64::MAX;
     let mut sum = 0;
     for _ in 0..5 {

@@ -6,7 +6,7 @@
 //! | bytes | what |
 //! |-------|------|
 //! | 0..8  | score (`f64`) |
-//! | 8..12 | next record in the same hash bucket ([`NIL`] at the end) |
+//! | 8..12 | next record in the same hash bucket ([`NIL`] at the end; the dict's link, see [`Chains`]) |
 //! | 12..14 | meta: bits 0..5 the skiplist height Redis would have drawn (minus one, kept only so MEMORY USAGE can add up Redis's node sizes), bits 5..16 the member's length, or [`LEN_ESCAPE`] when a `u32` length follows |
 //! | 14.. | the member's bytes |
 //!
@@ -19,14 +19,16 @@
 //! size for the next record of that size. The handles cap a set at 8192 pages
 //! (8 GiB of records), as the skiplist's ids cap its arena at 16 GiB.
 
+use crate::dict::{siphash12, Chains, Slot};
 use std::collections::HashMap;
 
 /// A record's place: `(page << PAGE_SHIFT) | offset in units`.
 pub type Handle = u32;
 
-/// "No record" (end of a bucket chain). No record can start there: it would
-/// be the last unit of the last page, and a record is at least 14 bytes.
-pub const NIL: Handle = u32::MAX;
+/// "No record" (end of a bucket chain, the dict's [`crate::dict::NIL`]). No
+/// record can start there: it would be the last unit of the last page, and a
+/// record is at least 14 bytes.
+pub const NIL: Handle = crate::dict::NIL;
 
 const UNIT: usize = 2;
 const PAGE_SHIFT: u32 = 19;
@@ -96,16 +98,6 @@ impl Records {
 
     pub fn set_score(&mut self, h: Handle, score: f64) {
         self.bytes_mut(h)[SCORE_AT..SCORE_AT + 8].copy_from_slice(&score.to_le_bytes());
-    }
-
-    #[inline(always)]
-    pub fn next(&self, h: Handle) -> Handle {
-        let r = self.bytes(h);
-        u32::from_le_bytes(r[NEXT_AT..NEXT_AT + 4].try_into().expect("4 bytes"))
-    }
-
-    pub fn set_next(&mut self, h: Handle, next: Handle) {
-        self.bytes_mut(h)[NEXT_AT..NEXT_AT + 4].copy_from_slice(&next.to_le_bytes());
     }
 
     fn meta(r: &[u8]) -> usize {
@@ -212,6 +204,28 @@ impl Records {
             .map(|v| v.capacity() * std::mem::size_of::<Handle>())
             .sum();
         pages + free + self.free_pages.capacity() * std::mem::size_of::<usize>()
+    }
+}
+
+/// The member table's dict runs its chains through the records' `next`
+/// field, and rehashes a record by its member's hash (nothing is cached).
+impl Chains for Records {
+    #[inline(always)]
+    fn next(&self, at: Slot) -> Slot {
+        let r = self.bytes(at);
+        u32::from_le_bytes(r[NEXT_AT..NEXT_AT + 4].try_into().expect("4 bytes"))
+    }
+
+    #[inline(always)]
+    fn set_next(&mut self, at: Slot, next: Slot) -> Slot {
+        let link = &mut self.bytes_mut(at)[NEXT_AT..NEXT_AT + 4];
+        let old = u32::from_le_bytes(link.try_into().expect("4 bytes"));
+        link.copy_from_slice(&next.to_le_bytes());
+        old
+    }
+
+    fn hash(&self, at: Slot, seed: &[u8; 16]) -> u64 {
+        siphash12(self.member(at), seed)
     }
 }
 
