@@ -330,8 +330,7 @@ impl Tables {
         self.find(s, hash, is).map(|f| f.slot)
     }
 
-    /// `dictFind`: an empty dict answers at once; otherwise one rehash step,
-    /// then the search.
+    /// `dictFind`: [`Tables::find_link`]'s slot.
     #[inline]
     pub fn lookup<S: Chains>(
         &mut self,
@@ -339,11 +338,23 @@ impl Tables {
         hash: u64,
         is: impl Fn(&S, Slot) -> bool,
     ) -> Option<Slot> {
+        self.find_link(s, hash, is).map(|f| f.slot)
+    }
+
+    /// `dictFindLink`, the start of every lookup and delete: an empty dict
+    /// answers at once; otherwise one rehash step, then the search.
+    #[inline]
+    fn find_link<S: Chains>(
+        &mut self,
+        s: &mut S,
+        hash: u64,
+        is: impl Fn(&S, Slot) -> bool,
+    ) -> Option<Found> {
         if self.is_empty() {
             return None;
         }
         self.rehash_step_at(s, hash);
-        self.peek(s, hash, is)
+        self.find(s, hash, is)
     }
 
     /// Every slot: table 0 then table 1, bucket by bucket, each chain from its
@@ -435,11 +446,7 @@ impl Tables {
         hash: u64,
         is: impl Fn(&S, Slot) -> bool,
     ) -> Option<Slot> {
-        if self.is_empty() {
-            return None;
-        }
-        self.rehash_step_at(s, hash);
-        let found = self.find(s, hash, is)?;
+        let found = self.find_link(s, hash, is)?;
         let next = s.next(found.slot);
         if found.prev == NIL {
             self.tables[found.table].buckets[found.bucket] = next;
