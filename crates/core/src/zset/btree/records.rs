@@ -13,7 +13,7 @@
 //! so an 8-byte member costs 22 bytes, where the skiplist layout's record
 //! costs 40 and Redis's `zskiplistNode` 48 (plus, in both, a dict entry).
 //! Records are laid end to end in the zsets' page arena
-//! ([`crate::zset::arena`], the skiplist's too), addressed by a [`Handle`]:
+//! (`crate::zset::arena`, the skiplist's too), addressed by a [`Handle`]:
 //! page number (13 bits) and offset in 2-byte units (19 bits), pages of up
 //! to 1 MiB. A page grows by doubling, so a small set stays small; a record
 //! over 16 KiB has a page of its own, freed with it; freed records wait on a

@@ -378,6 +378,10 @@ fn ascending_inserts_fill_leaves() {
     );
 }
 
+/// The member table is `dict::Tables` over the records (links in the
+/// records, hashes computed again on rehash); `Dict` is the same tables over
+/// its slab (cached hashes). Through the same operations both must hold the
+/// same buckets: same scans, draws and iteration order.
 #[test]
 fn table_scans_and_draws_like_dict() {
     use crate::dict::Dict;
