@@ -238,6 +238,7 @@ impl Default for Tables {
 
 impl Tables {
     /// No buckets yet, hashing with `seed`.
+    #[inline]
     pub fn with_seed(seed: [u8; 16]) -> Tables {
         Tables {
             seed,
@@ -247,29 +248,35 @@ impl Tables {
         }
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.tables[0].used + self.tables[1].used
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// `dictBuckets`: buckets of both tables together.
+    #[inline]
     pub fn bucket_count(&self) -> usize {
         self.tables[0].size() + self.tables[1].size()
     }
 
     /// Sizes of table 0 and table 1 (0 when absent).
+    #[inline]
     pub fn table_sizes(&self) -> [usize; 2] {
         [self.tables[0].size(), self.tables[1].size()]
     }
 
+    #[inline]
     pub fn is_rehashing(&self) -> bool {
         self.rehash_idx.is_some()
     }
 
     /// The hash Redis would compute for `key` with this dict's seed.
+    #[inline]
     pub fn hash_of(&self, key: &[u8]) -> u64 {
         siphash12(key, &self.seed)
     }
@@ -282,11 +289,13 @@ impl Tables {
             .sum()
     }
 
+    #[inline]
     fn bucket_of(&self, table: usize, hash: u64) -> usize {
         hash as usize & self.tables[table].mask()
     }
 
     /// Buckets of table 0 below `rehashidx` are empty: they were moved already.
+    #[inline]
     fn already_moved(&self, bucket: usize) -> bool {
         self.rehash_idx.is_some_and(|idx| bucket < idx)
     }
@@ -342,8 +351,10 @@ impl Tables {
     }
 
     /// `dictFindLink`, the start of every lookup and delete: an empty dict
-    /// answers at once; otherwise one rehash step, then the search.
-    #[inline]
+    /// answers at once; otherwise one rehash step, then the search. Always
+    /// inlined: it is the top of every command's key lookup, and a call of
+    /// its own costs the keyspace's lookup a few percent.
+    #[inline(always)]
     fn find_link<S: Chains>(
         &mut self,
         s: &mut S,
@@ -462,11 +473,13 @@ impl Tables {
 
     /// `dictPauseAutoResize`: Redis brackets bulk deletions with it (ZREMRANGEBY*,
     /// the destination of ZUNIONSTORE…) and calls [`Tables::shrink_if_needed`] after.
+    #[inline]
     pub fn pause_auto_resize(&mut self) {
         self.pause_auto_resize += 1;
     }
 
     /// `dictResumeAutoResize`.
+    #[inline]
     pub fn resume_auto_resize(&mut self) {
         self.pause_auto_resize = self.pause_auto_resize.saturating_sub(1);
     }
@@ -477,6 +490,7 @@ impl Tables {
     /// (false) while rehashing, below the keys already held, or when the table is
     /// already at least that big. Moving an empty table is immediate; otherwise a
     /// rehash starts.
+    #[inline]
     pub fn expand(&mut self, size: usize) -> bool {
         if self.is_rehashing() || self.tables[0].used > size || self.tables[0].size() >= size {
             return false;
@@ -485,6 +499,7 @@ impl Tables {
     }
 
     /// `dictShrink`: the mirror of [`Tables::expand`].
+    #[inline]
     fn shrink(&mut self, size: usize) -> bool {
         if self.is_rehashing() || self.tables[0].used > size || self.tables[0].size() <= size {
             return false;
@@ -494,6 +509,7 @@ impl Tables {
 
     /// `dictExpandIfNeeded`: allocate the first 4 buckets, or grow once the table
     /// holds as many keys as buckets.
+    #[inline]
     fn expand_if_needed(&mut self) {
         if self.is_rehashing() {
             return;
@@ -508,6 +524,7 @@ impl Tables {
 
     /// `dictShrinkIfNeeded`: shrink once at most 1 bucket in 8 would be used,
     /// never a table of 4.
+    #[inline]
     pub fn shrink_if_needed(&mut self) {
         if self.is_rehashing() {
             return;
@@ -520,6 +537,7 @@ impl Tables {
 
     /// `_dictResize`: a new table sized for `size`. If table 0 holds nothing the
     /// new one simply replaces it; otherwise it becomes table 1 and rehashing starts.
+    #[inline]
     fn resize(&mut self, size: usize) -> bool {
         debug_assert!(!self.is_rehashing());
         let Some(new_size) = table_size_for(size) else {
@@ -599,6 +617,7 @@ impl Tables {
     }
 
     /// `dictCheckRehashingCompleted`: once table 0 is empty, table 1 takes its place.
+    #[inline]
     fn finish_rehash_if_done(&mut self) -> bool {
         if self.tables[0].used != 0 {
             return false;
