@@ -37,6 +37,23 @@
 //!   hash a key once per command and then read, change or unlink it, as
 //!   Redis's `dictEntryLink` lets `lookupKey` callers do.
 //!
+//! # One table machine, two kinds of entry storage
+//!
+//! The algorithms above live once, in [`Tables`]: the two bucket arrays,
+//! `rehashidx`, the seed and the resize pause. Its methods take the entry
+//! storage as an argument, through the [`Chains`] trait (an entry's chain
+//! link, and the hash a rehash moves it by), so the same code serves
+//!
+//! * [`Dict`], the dict of the keyspace, hashes, sets and the skiplist zset:
+//!   its entries are its own, in a slab (`Slab`: key, value, cached hash and
+//!   `next`, 16 bytes plus key and value, like Redis's `dictEntry`);
+//! * the B+tree zset layout's member table (`crate::zset::btree`), whose chain
+//!   link is a field of the member's record and whose hash a rehash computes
+//!   again from the member's bytes, as Redis does.
+//!
+//! Both walk the same buckets in the same order, so scans and draws are the
+//! same whichever storage is behind them.
+//!
 //! What it leaves out, because it changes neither table sizes nor sampling:
 //!
 //! * `dict_can_resize` is always "enable": Redis only avoids (or forbids) resizing
@@ -60,13 +77,13 @@ const MIN_FILL: usize = 8;
 /// `GETFAIR_NUM_ENTRIES`: how many keys the fair draw samples before picking one.
 const FAIR_SAMPLE: usize = 15;
 
-/// A slot number of the entry slab: chain heads and `next` links are 32-bit, so an
-/// entry is 8 bytes smaller than with pointer-sized links (a dict holds at most
-/// `u32::MAX - 1` keys).
-type Slot = u32;
+/// An entry's place in its storage: chain heads and `next` links are 32-bit, so
+/// an entry is 8 bytes smaller than with pointer-sized links (a dict holds at
+/// most `u32::MAX - 1` keys).
+pub type Slot = u32;
 
-/// End of a chain (Redis's NULL `next`).
-const NIL: Slot = Slot::MAX;
+/// End of a chain (Redis's NULL `next`); never a live slot.
+pub const NIL: Slot = Slot::MAX;
 
 /// SipHash-1-2 (one compression round, two finalization rounds), as Redis uses it
 /// for every string-keyed dict.
@@ -136,15 +153,30 @@ fn table_size_for(size: usize) -> Option<usize> {
     size.max(INITIAL_SIZE).checked_next_power_of_two()
 }
 
-#[derive(Debug, Clone)]
-struct Entry<K, V> {
-    key: K,
-    value: V,
-    /// Cached so a rehash need not hash the key again; Redis recomputes it, with
-    /// the same result.
-    hash: u64,
-    next: Slot,
+// ----- the entry storage ---------------------------------------------------------
+
+/// What [`Tables`] needs of the storage its chains run through: an entry's
+/// link to the next entry of its bucket, and its key's hash.
+pub trait Chains {
+    /// The entry after `at` in its chain ([`NIL`] at the end).
+    fn next(&self, at: Slot) -> Slot;
+    /// Links `at` to `next`, answering the link it replaces.
+    fn set_next(&mut self, at: Slot, next: Slot) -> Slot;
+    /// The hash of the key at `at` (`seed` is the dict's): where a rehash
+    /// moves the entry.
+    fn hash(&self, at: Slot, seed: &[u8; 16]) -> u64;
 }
+
+/// The entries of `head`'s chain, from the head.
+fn chain<S: Chains>(s: &S, head: Slot) -> impl Iterator<Item = Slot> + '_ {
+    let first = (head != NIL).then_some(head);
+    std::iter::successors(first, move |&at| {
+        let next = s.next(at);
+        (next != NIL).then_some(next)
+    })
+}
+
+// ----- the two tables ------------------------------------------------------------
 
 /// One of the two tables: chain heads (slot numbers) and how many keys it holds.
 #[derive(Debug, Clone, Default)]
@@ -173,6 +205,7 @@ impl Table {
 
 /// Where a key was found: its table, bucket, slot, and the slot before it in the
 /// chain (NIL when it is the head).
+#[derive(Clone, Copy)]
 struct Found {
     table: usize,
     bucket: usize,
@@ -180,190 +213,99 @@ struct Found {
     prev: Slot,
 }
 
-/// What an insert did: linked a new entry (at this slot) or replaced a value.
-enum Inserted<V> {
-    New(Slot),
-    Replaced(V),
-}
-
-/// A handle to one entry, as a lookup found it: valid until that entry is
-/// removed (rehashing moves chain links, never entries), so a caller that looked
-/// a key up once can read, change and remove it without hashing it again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EntryRef(Slot);
-
-/// A hash table from byte strings to `V` with Redis's layout, growth and sampling.
+/// Redis's dict without its entries: the two tables, `rehashidx`, the seed and
+/// `pauseAutoResize`, with every algorithm of the module. Each method takes
+/// the entries' storage `s` (see [`Chains`]); a key is recognised by a
+/// predicate `is(s, slot)` over the slots of its hash's chain.
 ///
-/// Entries live in a slab (`slots`); buckets and `next` links are slot numbers.
-///
-/// The key type `K` is `Vec<u8>` (the dict owns its keys, as an sds) for every
-/// dict but the sorted set's, whose entries hold a handle to the skiplist node
-/// that has the member's bytes (Redis 8's zset dict likewise points at the
-/// node's embedded sds instead of copying it). Such a dict is used through the
-/// `*_by` methods: the caller hashes the bytes with [`Dict::hash_of`] and says
-/// which key matches with a closure that reads the bytes behind a handle.
+/// [`Dict`] is these tables over a slab of its own; the B+tree zset layout
+/// uses them over its member records.
 #[derive(Debug, Clone)]
-pub struct Dict<V, K = Vec<u8>> {
+pub struct Tables {
     seed: [u8; 16],
     tables: [Table; 2],
     /// `rehashidx`: the next bucket of table 0 to move; `None` when not rehashing.
     rehash_idx: Option<usize>,
-    slots: Vec<Option<Entry<K, V>>>,
-    free: Vec<Slot>,
     /// `pauseAutoResize`: while positive, inserts and deletes do not resize.
     pause_auto_resize: u32,
 }
 
-impl<V, K> Default for Dict<V, K> {
-    fn default() -> Dict<V, K> {
-        Dict::new()
+impl Default for Tables {
+    fn default() -> Tables {
+        Tables::with_seed(DEFAULT_SEED)
     }
 }
 
-impl<V, K> Dict<V, K> {
-    /// An empty dict (no buckets yet) hashing with [`DEFAULT_SEED`].
-    pub fn new() -> Dict<V, K> {
-        Dict::with_seed(DEFAULT_SEED)
-    }
-
-    /// An empty dict hashing with `seed`, as Redis's `dictSetHashFunctionSeed`.
-    pub fn with_seed(seed: [u8; 16]) -> Dict<V, K> {
-        Dict {
+impl Tables {
+    /// No buckets yet, hashing with `seed`.
+    #[inline]
+    pub fn with_seed(seed: [u8; 16]) -> Tables {
+        Tables {
             seed,
             tables: [Table::default(), Table::default()],
             rehash_idx: None,
-            slots: Vec::new(),
-            free: Vec::new(),
             pause_auto_resize: 0,
         }
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.tables[0].used + self.tables[1].used
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// `dictBuckets`: buckets of both tables together.
+    #[inline]
     pub fn bucket_count(&self) -> usize {
         self.tables[0].size() + self.tables[1].size()
     }
 
     /// Sizes of table 0 and table 1 (0 when absent).
+    #[inline]
     pub fn table_sizes(&self) -> [usize; 2] {
         [self.tables[0].size(), self.tables[1].size()]
     }
 
+    #[inline]
     pub fn is_rehashing(&self) -> bool {
         self.rehash_idx.is_some()
     }
 
     /// The hash Redis would compute for `key` with this dict's seed.
+    #[inline]
     pub fn hash_of(&self, key: &[u8]) -> u64 {
         siphash12(key, &self.seed)
     }
 
-    // ----- keys held elsewhere (the `*_by` methods) -------------------------------
-
-    /// The entry whose key `is_key` accepts among those hashed to `hash`, without
-    /// the rehash step (as [`Dict::peek`]).
-    pub fn peek_by(&self, hash: u64, is_key: impl Fn(&K) -> bool) -> Option<EntryRef> {
-        self.find_by(hash, is_key).map(|f| EntryRef(f.slot))
-    }
-
-    /// `dictFind` for a key held elsewhere: one rehash step, then the search (as
-    /// [`Dict::find_entry`]).
-    pub fn lookup_by(&mut self, hash: u64, is_key: impl Fn(&K) -> bool) -> Option<EntryRef> {
-        if self.is_empty() {
-            return None;
-        }
-        self.rehash_step_at(hash);
-        self.find_by(hash, is_key).map(|f| EntryRef(f.slot))
-    }
-
-    /// [`Dict::insert_absent`] for a key held elsewhere; `hash` is its bytes' hash.
-    pub fn insert_absent_by(&mut self, hash: u64, key: K, value: V) -> EntryRef {
-        let was_empty = self.is_empty();
-        if !was_empty {
-            self.rehash_step_at(hash);
-        }
-        EntryRef(self.grow_and_link(hash, key, value, was_empty))
-    }
-
-    /// [`Dict::add`] for a key held elsewhere: false (dropping `key` and `value`)
-    /// if `is_key` accepts a key already there.
-    pub fn add_by(&mut self, hash: u64, key: K, value: V, is_key: impl Fn(&K) -> bool) -> bool {
-        self.rehash_step_at(hash);
-        if self.pause_auto_resize == 0 {
-            self.expand_if_needed();
-        }
-        if self.find_by(hash, is_key).is_some() {
-            return false;
-        }
-        self.link_new(hash, key, value);
-        true
-    }
-
-    /// Takes a found entry out of its chain and its slot; the table may then
-    /// shrink (`dictGenericDelete`'s unlink and `_dictShrinkIfNeeded`).
-    fn unlink(&mut self, found: Found) -> Entry<K, V> {
-        let entry = self.slots[found.slot as usize].take().expect("live slot");
-        if found.prev == NIL {
-            self.tables[found.table].buckets[found.bucket] = entry.next;
-        } else {
-            self.entry_mut(found.prev).next = entry.next;
-        }
-        self.free.push(found.slot);
-        self.tables[found.table].used -= 1;
-        if self.pause_auto_resize == 0 {
-            self.shrink_if_needed();
-        }
-        entry
-    }
-
-    /// [`Dict::remove`] for a key held elsewhere, answering the key and value.
-    pub fn remove_by(&mut self, hash: u64, is_key: impl Fn(&K) -> bool) -> Option<(K, V)> {
-        if self.is_empty() {
-            return None;
-        }
-        self.rehash_step_at(hash);
-        let found = self.find_by(hash, is_key)?;
-        let entry = self.unlink(found);
-        Some((entry.key, entry.value))
-    }
-
-    /// The key and value behind a handle.
-    pub fn entry_at(&self, at: EntryRef) -> (&K, &V) {
-        let e = self.entry(at.0);
-        (&e.key, &e.value)
-    }
-
-    /// Every key, in [`Dict::iter`] order.
-    pub fn keys(&self) -> impl Iterator<Item = &K> + '_ {
+    /// Bytes of both bucket arrays.
+    pub fn heap_bytes(&self) -> usize {
         self.tables
             .iter()
-            .flat_map(|t| t.buckets.iter().copied())
-            .flat_map(move |head| self.chain(head))
-            .map(move |slot| &self.entry(slot).key)
+            .map(|t| t.buckets.capacity() * std::mem::size_of::<Slot>())
+            .sum()
     }
 
-    /// [`Dict::scan`] emitting the keys as held.
-    pub fn scan_by(&self, cursor: u64, emit: impl FnMut(&K, &V)) -> u64 {
-        self.scan_slots(cursor, emit)
+    #[inline]
+    fn bucket_of(&self, table: usize, hash: u64) -> usize {
+        hash as usize & self.tables[table].mask()
     }
 
-    /// [`Dict::fair_random_entry`] answering the key as held.
-    pub fn fair_random_by(&mut self, rng: &mut impl RngCore) -> Option<(&K, &V)> {
-        let slot = self.fair_random_slot(rng)?;
-        let e = self.entry(slot);
-        Some((&e.key, &e.value))
+    /// Buckets of table 0 below `rehashidx` are empty: they were moved already.
+    #[inline]
+    fn already_moved(&self, bucket: usize) -> bool {
+        self.rehash_idx.is_some_and(|idx| bucket < idx)
     }
+
+    // ----- lookups -------------------------------------------------------------
 
     /// The search shared by every operation: table 0, unless the key's bucket there
     /// was already moved, then table 1 while rehashing.
-    fn find_by(&self, hash: u64, is_key: impl Fn(&K) -> bool) -> Option<Found> {
+    #[inline]
+    fn find<S: Chains>(&self, s: &S, hash: u64, is: impl Fn(&S, Slot) -> bool) -> Option<Found> {
         let tables = if self.is_rehashing() { 2 } else { 1 };
         for table in 0..tables {
             if table == 0 && self.already_moved(self.bucket_of(0, hash)) {
@@ -373,12 +315,9 @@ impl<V, K> Dict<V, K> {
                 continue;
             }
             let bucket = self.bucket_of(table, hash);
-            let mut prev = NIL;
-            for slot in self.chain(self.tables[table].buckets[bucket]) {
-                // The cached hash first: a mismatch then costs no visit to the
-                // key's buffer (equal keys always have equal hashes).
-                let e = self.entry(slot);
-                if e.hash == hash && is_key(&e.key) {
+            let (mut prev, mut slot) = (NIL, self.tables[table].buckets[bucket]);
+            while slot != NIL {
+                if is(s, slot) {
                     return Some(Found {
                         table,
                         bucket,
@@ -387,245 +326,160 @@ impl<V, K> Dict<V, K> {
                     });
                 }
                 prev = slot;
+                slot = s.next(slot);
             }
         }
         None
     }
 
-    fn bucket_of(&self, table: usize, hash: u64) -> usize {
-        hash as usize & self.tables[table].mask()
+    /// The slot `is` accepts among those hashed to `hash`, without the rehash
+    /// step (for callers that only observe).
+    #[inline]
+    pub fn peek<S: Chains>(&self, s: &S, hash: u64, is: impl Fn(&S, Slot) -> bool) -> Option<Slot> {
+        self.find(s, hash, is).map(|f| f.slot)
     }
 
-    /// Buckets of table 0 below `rehashidx` are empty: they were moved already.
-    fn already_moved(&self, bucket: usize) -> bool {
-        self.rehash_idx.is_some_and(|idx| bucket < idx)
+    /// `dictFind`: [`Tables::find_link`]'s slot.
+    #[inline]
+    pub fn lookup<S: Chains>(
+        &mut self,
+        s: &mut S,
+        hash: u64,
+        is: impl Fn(&S, Slot) -> bool,
+    ) -> Option<Slot> {
+        self.find_link(s, hash, is).map(|f| f.slot)
     }
 
-    fn chain(&self, head: Slot) -> impl Iterator<Item = Slot> + '_ {
-        let first = (head != NIL).then_some(head);
-        std::iter::successors(first, move |&slot| {
-            let next = self.entry(slot).next;
-            (next != NIL).then_some(next)
-        })
+    /// `dictFindLink`, the start of every lookup and delete: an empty dict
+    /// answers at once; otherwise one rehash step, then the search. Always
+    /// inlined: it is the top of every command's key lookup, and a call of
+    /// its own costs the keyspace's lookup a few percent.
+    #[inline(always)]
+    fn find_link<S: Chains>(
+        &mut self,
+        s: &mut S,
+        hash: u64,
+        is: impl Fn(&S, Slot) -> bool,
+    ) -> Option<Found> {
+        if self.is_empty() {
+            return None;
+        }
+        self.rehash_step_at(s, hash);
+        self.find(s, hash, is)
     }
 
-    fn entry(&self, slot: Slot) -> &Entry<K, V> {
-        self.slots[slot as usize].as_ref().expect("live slot")
+    /// Every slot: table 0 then table 1, bucket by bucket, each chain from its
+    /// head (the order `dictNext` walks).
+    pub fn slots<'a, S: Chains>(&'a self, s: &'a S) -> impl Iterator<Item = Slot> + 'a {
+        self.tables
+            .iter()
+            .flat_map(|t| t.buckets.iter().copied())
+            .flat_map(move |head| chain(s, head))
     }
 
-    fn entry_mut(&mut self, slot: Slot) -> &mut Entry<K, V> {
-        self.slots[slot as usize].as_mut().expect("live slot")
+    // ----- inserts and deletes -------------------------------------------------
+
+    /// `dictInsertKeyAtLink` of a new entry `at` (its key known to be absent,
+    /// its link to be set here): one rehash step, unless the dict is empty,
+    /// then [`Tables::grow_and_link`].
+    pub fn insert_absent<S: Chains>(&mut self, s: &mut S, hash: u64, at: Slot) {
+        let was_empty = self.is_empty();
+        if !was_empty {
+            self.rehash_step_at(s, hash);
+        }
+        self.grow_and_link(s, hash, at, was_empty);
     }
 
     /// The end of every insert of a new key, after its first rehash step:
     /// growth, another step if the table changed (or the dict was empty), the link.
-    fn grow_and_link(&mut self, hash: u64, key: K, value: V, was_empty: bool) -> Slot {
+    pub fn grow_and_link<S: Chains>(&mut self, s: &mut S, hash: u64, at: Slot, was_empty: bool) {
         let sizes = self.table_sizes();
         // dictSetKeyAtLink calls the public dictExpandIfNeeded: it grows even while
         // automatic resizing is paused.
         self.expand_if_needed();
         if was_empty || sizes != self.table_sizes() {
-            self.rehash_step_at(hash);
+            self.rehash_step_at(s, hash);
         }
-        self.link_new(hash, key, value)
+        self.link_new(s, hash, at);
     }
 
-    /// `dictInsertKeyAtLink`: at the head of the chain, in the new table while
-    /// rehashing.
-    fn link_new(&mut self, hash: u64, key: K, value: V) -> Slot {
-        let table = if self.is_rehashing() { 1 } else { 0 };
-        let bucket = self.bucket_of(table, hash);
-        let entry = Entry {
-            key,
-            value,
-            hash,
-            next: self.tables[table].buckets[bucket],
-        };
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot as usize] = Some(entry);
-                slot
-            }
-            None => {
-                let slot = Slot::try_from(self.slots.len())
-                    .ok()
-                    .filter(|&s| s != NIL)
-                    .expect("dict full: u32::MAX - 1 keys");
-                self.slots.push(Some(entry));
-                slot
-            }
-        };
-        self.tables[table].buckets[bucket] = slot;
-        self.tables[table].used += 1;
-        slot
-    }
-}
-
-impl<V> Dict<V> {
-    // ----- lookups -------------------------------------------------------------
-
-    /// `dictFind`: like every lookup in Redis, it may move one bucket first.
-    pub fn get(&mut self, key: &[u8]) -> Option<&V> {
-        let slot = self.lookup(key)?;
-        Some(&self.entry(slot).value)
-    }
-
-    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut V> {
-        let slot = self.lookup(key)?;
-        Some(&mut self.entry_mut(slot).value)
-    }
-
-    /// [`Dict::get_mut`] with the key's hash already computed by
-    /// [`Dict::hash_of`]: the same rehash step and search, one hash fewer.
-    pub fn get_mut_hashed(&mut self, hash: u64, key: &[u8]) -> Option<&mut V> {
-        debug_assert_eq!(hash, self.hash_of(key));
-        let slot = self.lookup_hashed(hash, key)?;
-        Some(&mut self.entry_mut(slot).value)
-    }
-
-    pub fn contains_key(&mut self, key: &[u8]) -> bool {
-        self.lookup(key).is_some()
-    }
-
-    /// A lookup without the rehash step, for callers that only observe the dict
-    /// (tests, debugging). Commands should use [`Dict::get`], as Redis would.
-    pub fn peek(&self, key: &[u8]) -> Option<&V> {
-        self.peek_hashed(self.hash_of(key), key)
-    }
-
-    /// [`Dict::peek`] with the key's hash already computed by [`Dict::hash_of`],
-    /// so a caller that goes on to [`Dict::get_mut_hashed`] or
-    /// [`Dict::insert_absent`] hashes the key once.
-    pub fn peek_hashed(&self, hash: u64, key: &[u8]) -> Option<&V> {
-        debug_assert_eq!(hash, self.hash_of(key));
-        let found = self.find(hash, key)?;
-        Some(&self.entry(found.slot).value)
-    }
-
-    /// All entries: table 0 then table 1, bucket by bucket, each chain from its
-    /// head (the order `dictNext` walks).
-    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &V)> + '_ {
-        self.tables
-            .iter()
-            .flat_map(|t| t.buckets.iter().copied())
-            .flat_map(move |head| self.chain(head))
-            .map(move |slot| {
-                let e = self.entry(slot);
-                (e.key.as_slice(), &e.value)
-            })
-    }
-
-    /// `dictFindLink`: an empty dict answers at once; otherwise one rehash step,
-    /// then the search.
-    fn lookup(&mut self, key: &[u8]) -> Option<Slot> {
-        if self.is_empty() {
-            return None;
-        }
-        self.lookup_hashed(self.hash_of(key), key)
-    }
-
-    fn lookup_hashed(&mut self, hash: u64, key: &[u8]) -> Option<Slot> {
-        if self.is_empty() {
-            return None;
-        }
-        self.rehash_step_at(hash);
-        self.find(hash, key).map(|f| f.slot)
-    }
-
-    fn find(&self, hash: u64, key: &[u8]) -> Option<Found> {
-        self.find_by(hash, |k| k.as_slice() == key)
-    }
-
-    // ----- inserts and deletes -------------------------------------------------
-
-    /// Adds or replaces, the way ZADD (`zsetAdd`) and HSET (`hashTypeSet`) reach
-    /// the dict in 8.6: `dictFindLink` (one rehash step, then the search), and for
-    /// a new key `dictSetKeyAtLink`, which grows the table if needed and, when it
-    /// did (or the dict was empty), looks the bucket up again, with another step.
-    /// Replacing keeps the entry where it is and returns the old value.
-    pub fn insert(&mut self, key: Vec<u8>, value: V) -> Option<V> {
-        let hash = self.hash_of(&key);
-        match self.insert_hashed(hash, key, value, true) {
-            Inserted::New(_) => None,
-            Inserted::Replaced(old) => Some(old),
-        }
-    }
-
-    /// [`Dict::insert`] of a key the caller has just seen missing (with
-    /// [`Dict::peek_hashed`] and this `hash`, nothing changed since): the same
-    /// rehash steps and growth, without hashing the key or searching for it
-    /// again. A rehash step moves keys but never adds one, so it stays absent.
-    pub fn insert_absent(&mut self, hash: u64, key: Vec<u8>, value: V) -> EntryRef {
-        debug_assert_eq!(hash, self.hash_of(&key));
-        debug_assert!(
-            self.find(hash, &key).is_none(),
-            "insert_absent: key present"
-        );
-        match self.insert_hashed(hash, key, value, false) {
-            Inserted::New(slot) => EntryRef(slot),
-            Inserted::Replaced(_) => unreachable!("insert_absent: key present"),
-        }
-    }
-
-    /// The body of [`Dict::insert`]; `may_exist: false` skips the search.
-    fn insert_hashed(&mut self, hash: u64, key: Vec<u8>, value: V, may_exist: bool) -> Inserted<V> {
-        let was_empty = self.is_empty();
-        if !was_empty {
-            self.rehash_step_at(hash);
-            if let Some(found) = may_exist.then(|| self.find(hash, &key)).flatten() {
-                let old = &mut self.entry_mut(found.slot).value;
-                return Inserted::Replaced(std::mem::replace(old, value));
-            }
-        }
-        Inserted::New(self.grow_and_link(hash, key, value, was_empty))
-    }
-
-    /// `dictAdd`: adds `key` unless present (then returns false and drops
-    /// `value`). Redis uses it to fill a freshly converted zset or hash; the order
-    /// of its steps differs slightly from [`Dict::insert`]: one rehash step, then
-    /// the growth check (which respects a paused auto-resize), then the search.
-    pub fn add(&mut self, key: Vec<u8>, value: V) -> bool {
-        let hash = self.hash_of(&key);
-        self.rehash_step_at(hash);
-        if self.pause_auto_resize == 0 {
-            self.expand_if_needed();
-        }
-        if self.find(hash, &key).is_some() {
+    /// `dictAdd`: unless `is` accepts a key already there (then false), links
+    /// the entry `new` makes. The order of its steps differs slightly from an
+    /// insert's: one rehash step, then the growth check (which respects a
+    /// paused auto-resize), then the search.
+    pub fn add<S: Chains>(
+        &mut self,
+        s: &mut S,
+        hash: u64,
+        is: impl Fn(&S, Slot) -> bool,
+        new: impl FnOnce(&mut S) -> Slot,
+    ) -> bool {
+        if self.add_search(s, hash, is) {
             return false;
         }
-        self.link_new(hash, key, value);
+        let at = new(s);
+        self.link_new(s, hash, at);
         true
     }
 
-    /// `dictDelete` / `dictUnlink` (ZREM, HDEL): one rehash step, the search, and
-    /// after a removal a shrink check (unless automatic resizing is paused).
-    pub fn remove(&mut self, key: &[u8]) -> Option<V> {
-        if self.is_empty() {
-            return None;
+    /// [`Tables::add`] up to its link: the rehash step, the growth check and
+    /// the search; true when the key is there. Otherwise the caller links its
+    /// new entry with [`Tables::link_new`] next, nothing in between.
+    pub fn add_search<S: Chains>(
+        &mut self,
+        s: &mut S,
+        hash: u64,
+        is: impl Fn(&S, Slot) -> bool,
+    ) -> bool {
+        self.rehash_step_at(s, hash);
+        if self.pause_auto_resize == 0 {
+            self.expand_if_needed();
         }
-        self.remove_hashed(self.hash_of(key), key)
+        self.find(s, hash, is).is_some()
     }
 
-    /// [`Dict::remove`] with the key's hash already computed by [`Dict::hash_of`].
-    pub fn remove_hashed(&mut self, hash: u64, key: &[u8]) -> Option<V> {
-        debug_assert_eq!(hash, self.hash_of(key));
-        if self.is_empty() {
-            return None;
-        }
-        self.rehash_step_at(hash);
-        let found = self.find(hash, key)?;
-        Some(self.unlink(found).value)
+    /// `dictInsertKeyAtLink`'s link: at the head of the chain, in the new table
+    /// while rehashing.
+    pub fn link_new<S: Chains>(&mut self, s: &mut S, hash: u64, at: Slot) {
+        let table = if self.is_rehashing() { 1 } else { 0 };
+        let bucket = self.bucket_of(table, hash);
+        s.set_next(at, self.tables[table].buckets[bucket]);
+        self.tables[table].buckets[bucket] = at;
+        self.tables[table].used += 1;
     }
-}
 
-impl<V, K> Dict<V, K> {
+    /// `dictDelete` / `dictUnlink` (ZREM, HDEL): one rehash step, the search,
+    /// and after a removal a shrink check (unless automatic resizing is paused).
+    /// Answers the slot taken out of its chain; the storage still holds it.
+    pub fn remove<S: Chains>(
+        &mut self,
+        s: &mut S,
+        hash: u64,
+        is: impl Fn(&S, Slot) -> bool,
+    ) -> Option<Slot> {
+        let found = self.find_link(s, hash, is)?;
+        let next = s.next(found.slot);
+        if found.prev == NIL {
+            self.tables[found.table].buckets[found.bucket] = next;
+        } else {
+            s.set_next(found.prev, next);
+        }
+        self.tables[found.table].used -= 1;
+        if self.pause_auto_resize == 0 {
+            self.shrink_if_needed();
+        }
+        Some(found.slot)
+    }
+
     /// `dictPauseAutoResize`: Redis brackets bulk deletions with it (ZREMRANGEBY*,
-    /// the destination of ZUNIONSTORE…) and calls [`Dict::shrink_if_needed`] after.
+    /// the destination of ZUNIONSTORE…) and calls [`Tables::shrink_if_needed`] after.
+    #[inline]
     pub fn pause_auto_resize(&mut self) {
         self.pause_auto_resize += 1;
     }
 
     /// `dictResumeAutoResize`.
+    #[inline]
     pub fn resume_auto_resize(&mut self) {
         self.pause_auto_resize = self.pause_auto_resize.saturating_sub(1);
     }
@@ -636,6 +490,7 @@ impl<V, K> Dict<V, K> {
     /// (false) while rehashing, below the keys already held, or when the table is
     /// already at least that big. Moving an empty table is immediate; otherwise a
     /// rehash starts.
+    #[inline]
     pub fn expand(&mut self, size: usize) -> bool {
         if self.is_rehashing() || self.tables[0].used > size || self.tables[0].size() >= size {
             return false;
@@ -643,7 +498,8 @@ impl<V, K> Dict<V, K> {
         self.resize(size)
     }
 
-    /// `dictShrink`: the mirror of [`Dict::expand`].
+    /// `dictShrink`: the mirror of [`Tables::expand`].
+    #[inline]
     fn shrink(&mut self, size: usize) -> bool {
         if self.is_rehashing() || self.tables[0].used > size || self.tables[0].size() <= size {
             return false;
@@ -653,6 +509,7 @@ impl<V, K> Dict<V, K> {
 
     /// `dictExpandIfNeeded`: allocate the first 4 buckets, or grow once the table
     /// holds as many keys as buckets.
+    #[inline]
     fn expand_if_needed(&mut self) {
         if self.is_rehashing() {
             return;
@@ -667,6 +524,7 @@ impl<V, K> Dict<V, K> {
 
     /// `dictShrinkIfNeeded`: shrink once at most 1 bucket in 8 would be used,
     /// never a table of 4.
+    #[inline]
     pub fn shrink_if_needed(&mut self) {
         if self.is_rehashing() {
             return;
@@ -679,6 +537,7 @@ impl<V, K> Dict<V, K> {
 
     /// `_dictResize`: a new table sized for `size`. If table 0 holds nothing the
     /// new one simply replaces it; otherwise it becomes table 1 and rehashing starts.
+    #[inline]
     fn resize(&mut self, size: usize) -> bool {
         debug_assert!(!self.is_rehashing());
         let Some(new_size) = table_size_for(size) else {
@@ -702,22 +561,22 @@ impl<V, K> Dict<V, K> {
     /// `_dictRehashStepIfNeeded`, run by lookups, inserts and deletes with the
     /// key's bucket in table 0: if that bucket still has keys to move, move it
     /// (it is about to be visited anyway); otherwise take one ordinary step.
-    fn rehash_step_at(&mut self, hash: u64) {
+    pub fn rehash_step_at<S: Chains>(&mut self, s: &mut S, hash: u64) {
         let Some(idx) = self.rehash_idx else {
             return;
         };
         let bucket = self.bucket_of(0, hash);
         if bucket >= idx && self.tables[0].buckets[bucket] != NIL {
-            self.move_bucket(bucket);
+            self.move_bucket(s, bucket);
             self.finish_rehash_if_done();
         } else {
-            self.rehash(1);
+            self.rehash(s, 1);
         }
     }
 
     /// `dictRehash`: move up to `n` non-empty buckets, starting at `rehashidx`,
     /// giving up after visiting `10 * n` empty ones. True while keys remain to move.
-    fn rehash(&mut self, n: usize) -> bool {
+    fn rehash<S: Chains>(&mut self, s: &mut S, n: usize) -> bool {
         let Some(mut idx) = self.rehash_idx else {
             return false;
         };
@@ -734,7 +593,7 @@ impl<V, K> Dict<V, K> {
                     return true;
                 }
             }
-            self.move_bucket(idx);
+            self.move_bucket(s, idx);
             idx += 1;
             self.rehash_idx = Some(idx);
         }
@@ -743,15 +602,13 @@ impl<V, K> Dict<V, K> {
 
     /// `rehashEntriesInBucketAtIndex`: walk the chain from its head and push each
     /// key on the head of its new chain (so keys landing together reverse order).
-    fn move_bucket(&mut self, bucket: usize) {
+    fn move_bucket<S: Chains>(&mut self, s: &mut S, bucket: usize) {
         let mut slot = std::mem::replace(&mut self.tables[0].buckets[bucket], NIL);
         while slot != NIL {
-            let hash = self.entry(slot).hash;
             // Growing or shrinking alike: both sizes are powers of two, so the
             // new bucket is the hash under the new mask.
-            let to = self.bucket_of(1, hash);
-            let head = self.tables[1].buckets[to];
-            let next = std::mem::replace(&mut self.entry_mut(slot).next, head);
+            let to = self.bucket_of(1, s.hash(slot, &self.seed));
+            let next = s.set_next(slot, self.tables[1].buckets[to]);
             self.tables[1].buckets[to] = slot;
             self.tables[0].used -= 1;
             self.tables[1].used += 1;
@@ -760,6 +617,7 @@ impl<V, K> Dict<V, K> {
     }
 
     /// `dictCheckRehashingCompleted`: once table 0 is empty, table 1 takes its place.
+    #[inline]
     fn finish_rehash_if_done(&mut self) -> bool {
         if self.tables[0].used != 0 {
             return false;
@@ -768,121 +626,20 @@ impl<V, K> Dict<V, K> {
         self.rehash_idx = None;
         true
     }
-}
-
-impl<V> Dict<V> {
-    // ----- entry handles -------------------------------------------------------
-
-    /// `dictFind` (with its rehash step), answering a handle to the entry.
-    pub fn find_entry(&mut self, key: &[u8]) -> Option<EntryRef> {
-        self.lookup(key).map(EntryRef)
-    }
-
-    /// [`Dict::find_entry`] with the key's hash already computed.
-    pub fn find_entry_hashed(&mut self, hash: u64, key: &[u8]) -> Option<EntryRef> {
-        debug_assert_eq!(hash, self.hash_of(key));
-        self.lookup_hashed(hash, key).map(EntryRef)
-    }
-
-    /// A lookup without the rehash step (see [`Dict::peek`]), answering a handle.
-    pub fn peek_entry(&self, key: &[u8]) -> Option<EntryRef> {
-        self.find(self.hash_of(key), key).map(|f| EntryRef(f.slot))
-    }
-
-    pub fn key_at(&self, at: EntryRef) -> &[u8] {
-        &self.entry(at.0).key
-    }
-
-    pub fn value_at(&self, at: EntryRef) -> &V {
-        &self.entry(at.0).value
-    }
-
-    pub fn value_at_mut(&mut self, at: EntryRef) -> &mut V {
-        &mut self.entry_mut(at.0).value
-    }
-
-    /// The entry's key and value together.
-    pub fn pair_at(&self, at: EntryRef) -> (&[u8], &V) {
-        self.pair(at.0)
-    }
-
-    /// `dictEmpty`: every entry and both tables go; the seed stays.
-    pub fn clear(&mut self) {
-        *self = Dict::with_seed(self.seed);
-    }
 
     // ----- scanning ------------------------------------------------------------
 
-    /// `dictScan`: emits the keys of the bucket (or buckets) `cursor` names and
-    /// returns the next cursor; 0 when the walk is complete.
-    ///
-    /// The cursor counts with its bits reversed: instead of visiting buckets
-    /// 0, 1, 2, 3, ... it visits 0, size/2, size/4, 3*size/4, ..., i.e. it
-    /// increments the *high* bits first. A bucket's index in a table of twice
-    /// the size is its index in the smaller table plus one more high bit, so
-    /// when the table grows between two calls the buckets already visited are
-    /// exactly the expansions of the cursors already returned, and none is
-    /// missed; when it shrinks, the smaller table's buckets gather keys that
-    /// were spread over several bigger buckets, some of them already emitted,
-    /// so a key can come back a second time (never zero times).
-    ///
-    /// During a rehash both tables are live: the cursor's bucket in the
-    /// smaller table is emitted, then every bucket of the bigger table that
-    /// expands it, and the cursor moves past all of them. Buckets of table 0
-    /// that were already moved are empty, so nothing is emitted twice from
-    /// them. Redis pauses rehashing for the duration of one call; here the
-    /// call borrows the dict immutably, which has the same effect.
-    ///
-    /// The guarantee (the one SCAN documents): a key present in the dict from
-    /// the first call to the last is emitted at least once, however the dict
-    /// grows, shrinks or rehashes in between.
-    pub fn scan(&self, cursor: u64, mut emit: impl FnMut(&[u8], &V)) -> u64 {
-        self.scan_slots(cursor, |k, v| emit(k, v))
-    }
-
-    // ----- random access -------------------------------------------------------
-
-    /// `dictGetRandomKey`: a random non-empty bucket, then a random key of its
-    /// chain. Keys in long chains are less likely than keys alone in a bucket.
-    pub fn random_entry(&mut self, rng: &mut impl RngCore) -> Option<(&[u8], &V)> {
-        let slot = self.random_slot(rng)?;
-        Some(self.pair(slot))
-    }
-
-    /// `dictGetSomeKeys`: up to `count` keys from consecutive buckets starting at
-    /// a random one (possibly repeating keys, possibly fewer than asked).
-    pub fn some_entries(&mut self, count: usize, rng: &mut impl RngCore) -> Vec<(&[u8], &V)> {
-        let slots = self.some_slots(count, rng);
-        slots.into_iter().map(|slot| self.pair(slot)).collect()
-    }
-
-    /// `dictGetFairRandomKey`: one of up to 15 keys sampled by
-    /// [`Dict::some_entries`], or [`Dict::random_entry`] when the sample came back
-    /// empty. This is the single draw of ZRANDMEMBER and HRANDFIELD.
-    pub fn fair_random_entry(&mut self, rng: &mut impl RngCore) -> Option<(&[u8], &V)> {
-        let slot = self.fair_random_slot(rng)?;
-        Some(self.pair(slot))
-    }
-
-    fn pair(&self, slot: Slot) -> (&[u8], &V) {
-        let e = self.entry(slot);
-        (e.key.as_slice(), &e.value)
-    }
-}
-
-impl<V, K> Dict<V, K> {
-    /// The walk of [`Dict::scan`], emitting keys as held.
-    fn scan_slots(&self, cursor: u64, mut emit: impl FnMut(&K, &V)) -> u64 {
+    /// `dictScan`: emits the slots of the bucket (or buckets) `cursor` names and
+    /// returns the next cursor; 0 when the walk is complete. See [`Dict::scan`]
+    /// for the cursor's arithmetic and its guarantee.
+    pub fn scan<S: Chains>(&self, s: &S, cursor: u64, mut emit: impl FnMut(Slot)) -> u64 {
         if self.is_empty() {
             return 0;
         }
         // Redis's cursor is an `unsigned long`: 64 bits here as on its LP64 builds.
         let mut v = cursor as usize;
         let mut bucket = |table: usize, index: usize| {
-            for slot in self.chain(self.tables[table].buckets[index]) {
-                let e = self.entry(slot);
-                emit(&e.key, &e.value);
-            }
+            chain(s, self.tables[table].buckets[index]).for_each(&mut emit);
         };
         if !self.is_rehashing() {
             let m0 = self.tables[0].mask();
@@ -914,21 +671,27 @@ impl<V, K> Dict<V, K> {
         v as u64
     }
 
-    fn fair_random_slot(&mut self, rng: &mut impl RngCore) -> Option<Slot> {
-        let sample = self.some_slots(FAIR_SAMPLE, rng);
+    // ----- random access -------------------------------------------------------
+
+    /// `dictGetFairRandomKey`: one of up to 15 slots sampled by
+    /// [`Tables::some`], or [`Tables::random`] when the sample came back empty.
+    pub fn fair_random<S: Chains>(&mut self, s: &mut S, rng: &mut impl RngCore) -> Option<Slot> {
+        let sample = self.some(s, FAIR_SAMPLE, rng);
         if sample.is_empty() {
-            self.random_slot(rng)
+            self.random(s, rng)
         } else {
             Some(sample[random31(rng) % sample.len()])
         }
     }
 
-    fn random_slot(&mut self, rng: &mut impl RngCore) -> Option<Slot> {
+    /// `dictGetRandomKey`: a random non-empty bucket, then a random slot of its
+    /// chain. Keys in long chains are less likely than keys alone in a bucket.
+    pub fn random<S: Chains>(&mut self, s: &mut S, rng: &mut impl RngCore) -> Option<Slot> {
         if self.is_empty() {
             return None;
         }
         if self.is_rehashing() {
-            self.rehash(1);
+            self.rehash(s, 1);
         }
         let head = match self.rehash_idx {
             // Both tables as one range of buckets, skipping those already moved.
@@ -954,18 +717,25 @@ impl<V, K> Dict<V, K> {
                 }
             },
         };
-        let len = self.chain(head).count();
-        self.chain(head).nth(random31(rng) % len)
+        let len = chain(s, head).count();
+        chain(s, head).nth(random31(rng) % len)
     }
 
-    fn some_slots(&mut self, count: usize, rng: &mut impl RngCore) -> Vec<Slot> {
+    /// `dictGetSomeKeys`: up to `count` slots from consecutive buckets starting
+    /// at a random one (possibly repeating, possibly fewer than asked).
+    pub fn some<S: Chains>(
+        &mut self,
+        s: &mut S,
+        count: usize,
+        rng: &mut impl RngCore,
+    ) -> Vec<Slot> {
         let count = count.min(self.len());
         // Rehash work in proportion to what is asked.
         for _ in 0..count {
             if !self.is_rehashing() {
                 break;
             }
-            self.rehash(1);
+            self.rehash(s, 1);
         }
         let tables = if self.is_rehashing() { 2 } else { 1 };
         let mut max_mask = self.tables[0].mask();
@@ -1006,7 +776,7 @@ impl<V, K> Dict<V, K> {
                 empty_run = 0;
                 // Take the whole chain; past `count`, reservoir sampling keeps the
                 // end of a long chain reachable.
-                for slot in self.chain(head) {
+                for slot in chain(s, head) {
                     if seen < count {
                         sample.push(slot);
                     } else {
@@ -1024,6 +794,508 @@ impl<V, K> Dict<V, K> {
             i = (i + 1) & max_mask;
         }
         sample
+    }
+}
+
+// ----- the dict with entries of its own ------------------------------------------
+
+#[derive(Debug, Clone)]
+struct Entry<K, V> {
+    key: K,
+    value: V,
+    /// Cached so a rehash need not hash the key again; Redis recomputes it, with
+    /// the same result.
+    hash: u64,
+    next: Slot,
+}
+
+/// A [`Dict`]'s entries: a slab of them, freed slots reused first.
+#[derive(Debug, Clone)]
+struct Slab<K, V> {
+    slots: Vec<Option<Entry<K, V>>>,
+    free: Vec<Slot>,
+}
+
+impl<K, V> Slab<K, V> {
+    #[inline(always)]
+    fn entry(&self, slot: Slot) -> &Entry<K, V> {
+        self.slots[slot as usize].as_ref().expect("live slot")
+    }
+
+    #[inline(always)]
+    fn entry_mut(&mut self, slot: Slot) -> &mut Entry<K, V> {
+        self.slots[slot as usize].as_mut().expect("live slot")
+    }
+
+    /// A slot for a new entry (not linked yet).
+    fn alloc(&mut self, hash: u64, key: K, value: V) -> Slot {
+        let entry = Some(Entry {
+            key,
+            value,
+            hash,
+            next: NIL,
+        });
+        match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = entry;
+                slot
+            }
+            None => {
+                let slot = Slot::try_from(self.slots.len())
+                    .ok()
+                    .filter(|&s| s != NIL)
+                    .expect("dict full: u32::MAX - 1 keys");
+                self.slots.push(entry);
+                slot
+            }
+        }
+    }
+
+    /// Takes an unlinked entry out; its slot goes to the free list.
+    fn take(&mut self, slot: Slot) -> Entry<K, V> {
+        let entry = self.slots[slot as usize].take().expect("live slot");
+        self.free.push(slot);
+        entry
+    }
+}
+
+impl<K, V> Chains for Slab<K, V> {
+    #[inline(always)]
+    fn next(&self, at: Slot) -> Slot {
+        self.entry(at).next
+    }
+
+    #[inline(always)]
+    fn set_next(&mut self, at: Slot, next: Slot) -> Slot {
+        std::mem::replace(&mut self.entry_mut(at).next, next)
+    }
+
+    #[inline(always)]
+    fn hash(&self, at: Slot, _seed: &[u8; 16]) -> u64 {
+        self.entry(at).hash
+    }
+}
+
+/// The predicate [`Tables`] searches a [`Dict`]'s slab with: the cached hash
+/// first, so a mismatch costs no visit to the key's buffer (equal keys always
+/// have equal hashes), then `is_key`.
+#[inline(always)]
+fn matching<K, V>(hash: u64, is_key: impl Fn(&K) -> bool) -> impl Fn(&Slab<K, V>, Slot) -> bool {
+    move |slab, slot| {
+        let e = slab.entry(slot);
+        e.hash == hash && is_key(&e.key)
+    }
+}
+
+/// A handle to one entry, as a lookup found it: valid until that entry is
+/// removed (rehashing moves chain links, never entries), so a caller that looked
+/// a key up once can read, change and remove it without hashing it again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntryRef(Slot);
+
+/// A hash table from byte strings to `V` with Redis's layout, growth and sampling:
+/// [`Tables`] over a slab of entries of its own (buckets and `next` links are
+/// slot numbers).
+///
+/// The key type `K` is `Vec<u8>` (the dict owns its keys, as an sds) for every
+/// dict but the sorted set's, whose entries hold a handle to the skiplist node
+/// that has the member's bytes (Redis 8's zset dict likewise points at the
+/// node's embedded sds instead of copying it). Such a dict is used through the
+/// `*_by` methods: the caller hashes the bytes with [`Dict::hash_of`] and says
+/// which key matches with a closure that reads the bytes behind a handle.
+#[derive(Debug, Clone)]
+pub struct Dict<V, K = Vec<u8>> {
+    tables: Tables,
+    slab: Slab<K, V>,
+}
+
+impl<V, K> Default for Dict<V, K> {
+    fn default() -> Dict<V, K> {
+        Dict::new()
+    }
+}
+
+impl<V, K> Dict<V, K> {
+    /// An empty dict (no buckets yet) hashing with [`DEFAULT_SEED`].
+    pub fn new() -> Dict<V, K> {
+        Dict::with_seed(DEFAULT_SEED)
+    }
+
+    /// An empty dict hashing with `seed`, as Redis's `dictSetHashFunctionSeed`.
+    pub fn with_seed(seed: [u8; 16]) -> Dict<V, K> {
+        Dict {
+            tables: Tables::with_seed(seed),
+            slab: Slab {
+                slots: Vec::new(),
+                free: Vec::new(),
+            },
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.tables.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+
+    /// `dictBuckets`: buckets of both tables together.
+    pub fn bucket_count(&self) -> usize {
+        self.tables.bucket_count()
+    }
+
+    /// Sizes of table 0 and table 1 (0 when absent).
+    pub fn table_sizes(&self) -> [usize; 2] {
+        self.tables.table_sizes()
+    }
+
+    pub fn is_rehashing(&self) -> bool {
+        self.tables.is_rehashing()
+    }
+
+    /// The hash Redis would compute for `key` with this dict's seed.
+    pub fn hash_of(&self, key: &[u8]) -> u64 {
+        self.tables.hash_of(key)
+    }
+
+    // ----- keys held elsewhere (the `*_by` methods) -------------------------------
+
+    /// The entry whose key `is_key` accepts among those hashed to `hash`, without
+    /// the rehash step (as [`Dict::peek`]).
+    #[inline]
+    pub fn peek_by(&self, hash: u64, is_key: impl Fn(&K) -> bool) -> Option<EntryRef> {
+        self.find_by(hash, is_key).map(EntryRef)
+    }
+
+    /// `dictFind` for a key held elsewhere: one rehash step, then the search (as
+    /// [`Dict::find_entry`]).
+    #[inline]
+    pub fn lookup_by(&mut self, hash: u64, is_key: impl Fn(&K) -> bool) -> Option<EntryRef> {
+        let slot = self
+            .tables
+            .lookup(&mut self.slab, hash, matching(hash, is_key))?;
+        Some(EntryRef(slot))
+    }
+
+    /// [`Dict::insert_absent`] for a key held elsewhere; `hash` is its bytes' hash.
+    pub fn insert_absent_by(&mut self, hash: u64, key: K, value: V) -> EntryRef {
+        let slot = self.slab.alloc(hash, key, value);
+        self.tables.insert_absent(&mut self.slab, hash, slot);
+        EntryRef(slot)
+    }
+
+    /// [`Dict::add`] for a key held elsewhere: false (dropping `key` and `value`)
+    /// if `is_key` accepts a key already there.
+    pub fn add_by(&mut self, hash: u64, key: K, value: V, is_key: impl Fn(&K) -> bool) -> bool {
+        self.tables
+            .add(&mut self.slab, hash, matching(hash, is_key), |slab| {
+                slab.alloc(hash, key, value)
+            })
+    }
+
+    /// [`Dict::remove`] for a key held elsewhere, answering the key and value.
+    pub fn remove_by(&mut self, hash: u64, is_key: impl Fn(&K) -> bool) -> Option<(K, V)> {
+        let slot = self
+            .tables
+            .remove(&mut self.slab, hash, matching(hash, is_key))?;
+        let entry = self.slab.take(slot);
+        Some((entry.key, entry.value))
+    }
+
+    /// The key and value behind a handle.
+    pub fn entry_at(&self, at: EntryRef) -> (&K, &V) {
+        let e = self.slab.entry(at.0);
+        (&e.key, &e.value)
+    }
+
+    /// Every key, in [`Dict::iter`] order.
+    pub fn keys(&self) -> impl Iterator<Item = &K> + '_ {
+        self.tables
+            .slots(&self.slab)
+            .map(move |slot| &self.slab.entry(slot).key)
+    }
+
+    /// [`Dict::scan`] emitting the keys as held.
+    pub fn scan_by(&self, cursor: u64, mut emit: impl FnMut(&K, &V)) -> u64 {
+        self.tables.scan(&self.slab, cursor, |slot| {
+            let e = self.slab.entry(slot);
+            emit(&e.key, &e.value)
+        })
+    }
+
+    /// [`Dict::fair_random_entry`] answering the key as held.
+    pub fn fair_random_by(&mut self, rng: &mut impl RngCore) -> Option<(&K, &V)> {
+        let slot = self.tables.fair_random(&mut self.slab, rng)?;
+        let e = self.slab.entry(slot);
+        Some((&e.key, &e.value))
+    }
+
+    /// The search of every lookup (see [`Tables`]), with the cached hash
+    /// compared first.
+    #[inline]
+    fn find_by(&self, hash: u64, is_key: impl Fn(&K) -> bool) -> Option<Slot> {
+        self.tables.peek(&self.slab, hash, matching(hash, is_key))
+    }
+
+    /// `dictPauseAutoResize`: Redis brackets bulk deletions with it (ZREMRANGEBY*,
+    /// the destination of ZUNIONSTORE…) and calls [`Dict::shrink_if_needed`] after.
+    pub fn pause_auto_resize(&mut self) {
+        self.tables.pause_auto_resize();
+    }
+
+    /// `dictResumeAutoResize`.
+    pub fn resume_auto_resize(&mut self) {
+        self.tables.resume_auto_resize();
+    }
+
+    /// `dictExpand`: presize for `size` keys (zsetTypeCreate, conversions). Refused
+    /// (false) while rehashing, below the keys already held, or when the table is
+    /// already at least that big. Moving an empty table is immediate; otherwise a
+    /// rehash starts.
+    pub fn expand(&mut self, size: usize) -> bool {
+        self.tables.expand(size)
+    }
+
+    /// `dictShrinkIfNeeded`: shrink once at most 1 bucket in 8 would be used,
+    /// never a table of 4.
+    pub fn shrink_if_needed(&mut self) {
+        self.tables.shrink_if_needed();
+    }
+}
+
+impl<V> Dict<V> {
+    // ----- lookups -------------------------------------------------------------
+
+    /// `dictFind`: like every lookup in Redis, it may move one bucket first.
+    pub fn get(&mut self, key: &[u8]) -> Option<&V> {
+        let slot = self.lookup(key)?;
+        Some(&self.slab.entry(slot).value)
+    }
+
+    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut V> {
+        let slot = self.lookup(key)?;
+        Some(&mut self.slab.entry_mut(slot).value)
+    }
+
+    /// [`Dict::get_mut`] with the key's hash already computed by
+    /// [`Dict::hash_of`]: the same rehash step and search, one hash fewer.
+    pub fn get_mut_hashed(&mut self, hash: u64, key: &[u8]) -> Option<&mut V> {
+        debug_assert_eq!(hash, self.hash_of(key));
+        let slot = self.lookup_hashed(hash, key)?;
+        Some(&mut self.slab.entry_mut(slot).value)
+    }
+
+    pub fn contains_key(&mut self, key: &[u8]) -> bool {
+        self.lookup(key).is_some()
+    }
+
+    /// A lookup without the rehash step, for callers that only observe the dict
+    /// (tests, debugging). Commands should use [`Dict::get`], as Redis would.
+    pub fn peek(&self, key: &[u8]) -> Option<&V> {
+        self.peek_hashed(self.hash_of(key), key)
+    }
+
+    /// [`Dict::peek`] with the key's hash already computed by [`Dict::hash_of`],
+    /// so a caller that goes on to [`Dict::get_mut_hashed`] or
+    /// [`Dict::insert_absent`] hashes the key once.
+    pub fn peek_hashed(&self, hash: u64, key: &[u8]) -> Option<&V> {
+        debug_assert_eq!(hash, self.hash_of(key));
+        let slot = self.find(hash, key)?;
+        Some(&self.slab.entry(slot).value)
+    }
+
+    /// All entries: table 0 then table 1, bucket by bucket, each chain from its
+    /// head (the order `dictNext` walks).
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &V)> + '_ {
+        self.tables
+            .slots(&self.slab)
+            .map(move |slot| self.pair(slot))
+    }
+
+    /// `dictFindLink`: an empty dict answers at once; otherwise one rehash step,
+    /// then the search.
+    #[inline]
+    fn lookup(&mut self, key: &[u8]) -> Option<Slot> {
+        if self.is_empty() {
+            return None;
+        }
+        self.lookup_hashed(self.hash_of(key), key)
+    }
+
+    #[inline]
+    fn lookup_hashed(&mut self, hash: u64, key: &[u8]) -> Option<Slot> {
+        self.lookup_by(hash, |k| k.as_slice() == key).map(|at| at.0)
+    }
+
+    #[inline]
+    fn find(&self, hash: u64, key: &[u8]) -> Option<Slot> {
+        self.find_by(hash, |k| k.as_slice() == key)
+    }
+
+    // ----- inserts and deletes -------------------------------------------------
+
+    /// Adds or replaces, the way ZADD (`zsetAdd`) and HSET (`hashTypeSet`) reach
+    /// the dict in 8.6: `dictFindLink` (one rehash step, then the search), and for
+    /// a new key `dictSetKeyAtLink`, which grows the table if needed and, when it
+    /// did (or the dict was empty), looks the bucket up again, with another step.
+    /// Replacing keeps the entry where it is and returns the old value.
+    pub fn insert(&mut self, key: Vec<u8>, value: V) -> Option<V> {
+        let hash = self.hash_of(&key);
+        let was_empty = self.is_empty();
+        if !was_empty {
+            self.tables.rehash_step_at(&mut self.slab, hash);
+            if let Some(slot) = self.find(hash, &key) {
+                let old = &mut self.slab.entry_mut(slot).value;
+                return Some(std::mem::replace(old, value));
+            }
+        }
+        let slot = self.slab.alloc(hash, key, value);
+        self.tables
+            .grow_and_link(&mut self.slab, hash, slot, was_empty);
+        None
+    }
+
+    /// [`Dict::insert`] of a key the caller has just seen missing (with
+    /// [`Dict::peek_hashed`] and this `hash`, nothing changed since): the same
+    /// rehash steps and growth, without hashing the key or searching for it
+    /// again. A rehash step moves keys but never adds one, so it stays absent.
+    pub fn insert_absent(&mut self, hash: u64, key: Vec<u8>, value: V) -> EntryRef {
+        debug_assert_eq!(hash, self.hash_of(&key));
+        debug_assert!(
+            self.find(hash, &key).is_none(),
+            "insert_absent: key present"
+        );
+        self.insert_absent_by(hash, key, value)
+    }
+
+    /// `dictAdd`: adds `key` unless present (then returns false and drops
+    /// `value`). Redis uses it to fill a freshly converted zset or hash; the order
+    /// of its steps differs slightly from [`Dict::insert`]: one rehash step, then
+    /// the growth check (which respects a paused auto-resize), then the search.
+    pub fn add(&mut self, key: Vec<u8>, value: V) -> bool {
+        let hash = self.hash_of(&key);
+        let is_key = matching(hash, |k: &Vec<u8>| *k == key);
+        if self.tables.add_search(&mut self.slab, hash, is_key) {
+            return false;
+        }
+        let slot = self.slab.alloc(hash, key, value);
+        self.tables.link_new(&mut self.slab, hash, slot);
+        true
+    }
+
+    /// `dictDelete` / `dictUnlink` (ZREM, HDEL): one rehash step, the search, and
+    /// after a removal a shrink check (unless automatic resizing is paused).
+    pub fn remove(&mut self, key: &[u8]) -> Option<V> {
+        if self.is_empty() {
+            return None;
+        }
+        self.remove_hashed(self.hash_of(key), key)
+    }
+
+    /// [`Dict::remove`] with the key's hash already computed by [`Dict::hash_of`].
+    pub fn remove_hashed(&mut self, hash: u64, key: &[u8]) -> Option<V> {
+        debug_assert_eq!(hash, self.hash_of(key));
+        self.remove_by(hash, |k| k.as_slice() == key)
+            .map(|(_, v)| v)
+    }
+
+    // ----- entry handles -------------------------------------------------------
+
+    /// `dictFind` (with its rehash step), answering a handle to the entry.
+    pub fn find_entry(&mut self, key: &[u8]) -> Option<EntryRef> {
+        self.lookup(key).map(EntryRef)
+    }
+
+    /// [`Dict::find_entry`] with the key's hash already computed.
+    pub fn find_entry_hashed(&mut self, hash: u64, key: &[u8]) -> Option<EntryRef> {
+        debug_assert_eq!(hash, self.hash_of(key));
+        self.lookup_hashed(hash, key).map(EntryRef)
+    }
+
+    /// A lookup without the rehash step (see [`Dict::peek`]), answering a handle.
+    pub fn peek_entry(&self, key: &[u8]) -> Option<EntryRef> {
+        self.find(self.hash_of(key), key).map(EntryRef)
+    }
+
+    pub fn key_at(&self, at: EntryRef) -> &[u8] {
+        &self.slab.entry(at.0).key
+    }
+
+    pub fn value_at(&self, at: EntryRef) -> &V {
+        &self.slab.entry(at.0).value
+    }
+
+    pub fn value_at_mut(&mut self, at: EntryRef) -> &mut V {
+        &mut self.slab.entry_mut(at.0).value
+    }
+
+    /// The entry's key and value together.
+    pub fn pair_at(&self, at: EntryRef) -> (&[u8], &V) {
+        self.pair(at.0)
+    }
+
+    /// `dictEmpty`: every entry and both tables go; the seed stays.
+    pub fn clear(&mut self) {
+        *self = Dict::with_seed(self.tables.seed);
+    }
+
+    // ----- scanning ------------------------------------------------------------
+
+    /// `dictScan`: emits the keys of the bucket (or buckets) `cursor` names and
+    /// returns the next cursor; 0 when the walk is complete.
+    ///
+    /// The cursor counts with its bits reversed: instead of visiting buckets
+    /// 0, 1, 2, 3, ... it visits 0, size/2, size/4, 3*size/4, ..., i.e. it
+    /// increments the *high* bits first. A bucket's index in a table of twice
+    /// the size is its index in the smaller table plus one more high bit, so
+    /// when the table grows between two calls the buckets already visited are
+    /// exactly the expansions of the cursors already returned, and none is
+    /// missed; when it shrinks, the smaller table's buckets gather keys that
+    /// were spread over several bigger buckets, some of them already emitted,
+    /// so a key can come back a second time (never zero times).
+    ///
+    /// During a rehash both tables are live: the cursor's bucket in the
+    /// smaller table is emitted, then every bucket of the bigger table that
+    /// expands it, and the cursor moves past all of them. Buckets of table 0
+    /// that were already moved are empty, so nothing is emitted twice from
+    /// them. Redis pauses rehashing for the duration of one call; here the
+    /// call borrows the dict immutably, which has the same effect.
+    ///
+    /// The guarantee (the one SCAN documents): a key present in the dict from
+    /// the first call to the last is emitted at least once, however the dict
+    /// grows, shrinks or rehashes in between.
+    pub fn scan(&self, cursor: u64, mut emit: impl FnMut(&[u8], &V)) -> u64 {
+        self.scan_by(cursor, |k, v| emit(k, v))
+    }
+
+    // ----- random access -------------------------------------------------------
+
+    /// `dictGetRandomKey`: a random non-empty bucket, then a random key of its
+    /// chain. Keys in long chains are less likely than keys alone in a bucket.
+    pub fn random_entry(&mut self, rng: &mut impl RngCore) -> Option<(&[u8], &V)> {
+        let slot = self.tables.random(&mut self.slab, rng)?;
+        Some(self.pair(slot))
+    }
+
+    /// `dictGetSomeKeys`: up to `count` keys from consecutive buckets starting at
+    /// a random one (possibly repeating keys, possibly fewer than asked).
+    pub fn some_entries(&mut self, count: usize, rng: &mut impl RngCore) -> Vec<(&[u8], &V)> {
+        let slots = self.tables.some(&mut self.slab, count, rng);
+        slots.into_iter().map(|slot| self.pair(slot)).collect()
+    }
+
+    /// `dictGetFairRandomKey`: one of up to 15 keys sampled by
+    /// [`Dict::some_entries`], or [`Dict::random_entry`] when the sample came back
+    /// empty. This is the single draw of ZRANDMEMBER and HRANDFIELD.
+    pub fn fair_random_entry(&mut self, rng: &mut impl RngCore) -> Option<(&[u8], &V)> {
+        let slot = self.tables.fair_random(&mut self.slab, rng)?;
+        Some(self.pair(slot))
+    }
+
+    fn pair(&self, slot: Slot) -> (&[u8], &V) {
+        let e = self.slab.entry(slot);
+        (e.key.as_slice(), &e.value)
     }
 }
 
@@ -1088,22 +1360,24 @@ mod tests {
     /// Every key sits in the bucket its hash selects, the counts add up, and the
     /// buckets of table 0 below `rehashidx` are empty.
     fn check_invariants<V>(d: &Dict<V>) {
-        for (t, table) in d.tables.iter().enumerate() {
+        let (t, slab) = (&d.tables, &d.slab);
+        for (i, table) in t.tables.iter().enumerate() {
             let mut used = 0;
             for (b, &head) in table.buckets.iter().enumerate() {
-                if t == 0 && d.already_moved(b) {
+                if i == 0 && t.already_moved(b) {
                     assert_eq!(head, NIL, "moved bucket {b} not empty");
                 }
-                for slot in d.chain(head) {
-                    assert_eq!(d.entry(slot).hash as usize & table.mask(), b);
-                    assert_eq!(d.entry(slot).hash, d.hash_of(&d.entry(slot).key));
+                for slot in chain(slab, head) {
+                    let e = slab.entry(slot);
+                    assert_eq!(e.hash as usize & table.mask(), b);
+                    assert_eq!(e.hash, d.hash_of(&e.key));
                     used += 1;
                 }
             }
-            assert_eq!(used, table.used, "table {t}");
+            assert_eq!(used, table.used, "table {i}");
         }
-        assert_eq!(d.is_rehashing(), d.tables[1].size() > 0);
-        assert_eq!(d.slots.len() - d.free.len(), d.len());
+        assert_eq!(d.is_rehashing(), t.tables[1].size() > 0);
+        assert_eq!(slab.slots.len() - slab.free.len(), d.len());
     }
 
     #[test]

@@ -91,6 +91,7 @@
 //! ENCODING says `skiplist` in both layouts: it names Redis's encoding, which
 //! clients and Redis's own tests read, not the core's private layout.
 
+mod arena;
 pub mod btree;
 pub mod skiplist;
 

@@ -44,7 +44,8 @@
 //!
 //! # How this model differs from the C code
 //!
-//! * Nodes live in an arena of pages and link to each other by `u32` id
+//! * Nodes live in an arena of pages (`super::arena`, the one the B+tree
+//!   layout's records live in too) and link to each other by `u32` id
 //!   (page number and 4-byte word offset in the page); freed records go on a
 //!   free list per size and are reused. Id 0 is the header. A record is
 //!   read in place from its page's bytes, in safe code; the one `unsafe` is
@@ -78,10 +79,10 @@
 //! * The range deletions return the removed members, where Redis deletes them
 //!   from the dict itself.
 
+use super::arena::Pages;
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Ordering;
-use std::collections::HashMap;
 use std::num::NonZeroU32;
 pub mod dump;
 
@@ -131,12 +132,10 @@ const WORD: usize = 4;
 /// Word offsets take the low 18 bits of an id: a page spans 1 MiB of records,
 /// and there are at most 2^14 pages.
 const PAGE_SHIFT: u32 = 18;
-const PAGE_WORDS: usize = 1 << PAGE_SHIFT;
-const PAGE_BYTES: usize = PAGE_WORDS * WORD;
-const MAX_PAGES: usize = 1 << (32 - PAGE_SHIFT);
-/// A record bigger than this (a member of more than about 16 KB) gets a page of
-/// its own, exactly its size, freed with it; smaller ones share pages.
-const OWN_PAGE_BYTES: usize = 16 * 1024;
+/// The zsets' page arena ([`super::arena`]) in 4-byte words: a record over
+/// 16 KiB gets a page of its own, exactly its size, freed with it; smaller
+/// ones share pages.
+type Arena = Pages<WORD, PAGE_SHIFT>;
 
 /// Byte offsets inside a record.
 const SCORE_AT: usize = 0;
@@ -417,16 +416,8 @@ struct Path {
 /// The Redis zset skiplist. See the module documentation.
 #[derive(Clone, Debug)]
 pub struct SkipList {
-    /// The arena: records laid end to end in pages; page 0 starts with the
-    /// header. A shared page grows (doubling) up to [`PAGE_BYTES`]; a record
-    /// over [`OWN_PAGE_BYTES`] has a page of its own.
-    pages: Vec<Vec<u8>>,
-    /// The shared page new records are appended to.
-    fill: usize,
-    /// Freed records by size in words, reused by the next insert of that size.
-    free: HashMap<usize, Vec<NodeId>>,
-    /// Pages emptied by freeing their one big record.
-    free_pages: Vec<usize>,
+    /// The records, laid end to end in pages; page 0 starts with the header.
+    arena: Arena,
     tail: Option<NodeId>,
     len: usize,
     /// Levels in use: the highest level of any node, at least 1.
@@ -449,10 +440,7 @@ impl SkipList {
     /// An empty list with its own seed for the random levels (`zslCreate`).
     pub fn with_seed(seed: u64) -> Self {
         let mut list = SkipList {
-            pages: vec![Vec::new()],
-            fill: 0,
-            free: HashMap::new(),
-            free_pages: Vec::new(),
+            arena: Arena::new(),
             tail: None,
             len: 0,
             level: 1,
@@ -736,14 +724,7 @@ impl SkipList {
     /// lists (their vectors' capacity; the map's own table is not counted).
     /// The RNG and the struct itself are not counted.
     pub fn heap_bytes(&self) -> usize {
-        let pages = self.pages.capacity() * std::mem::size_of::<Vec<u8>>()
-            + self.pages.iter().map(Vec::capacity).sum::<usize>();
-        let free: usize = self
-            .free
-            .values()
-            .map(|v| v.capacity() * std::mem::size_of::<NodeId>())
-            .sum();
-        pages + free + self.free_pages.capacity() * std::mem::size_of::<usize>()
+        self.arena.heap_bytes()
     }
 
     // ----- internals ---------------------------------------------------
@@ -751,13 +732,11 @@ impl SkipList {
     /// The record of node `id`, to the end of its page.
     #[inline(always)]
     fn node(&self, id: NodeId) -> Node<'_> {
-        let page = &self.pages[(id >> PAGE_SHIFT) as usize];
-        Node(&page[(id as usize & (PAGE_WORDS - 1)) * WORD..])
+        Node(self.arena.bytes(id))
     }
 
     fn record_mut(&mut self, id: NodeId) -> &mut [u8] {
-        let page = &mut self.pages[(id >> PAGE_SHIFT) as usize];
-        &mut page[(id as usize & (PAGE_WORDS - 1)) * WORD..]
+        self.arena.bytes_mut(id)
     }
 
     fn member(&self, id: NodeId) -> &[u8] {
@@ -827,10 +806,7 @@ impl SkipList {
     /// page of its own when it is big.
     fn alloc(&mut self, score: f64, member: &[u8], level: usize) -> NodeId {
         let words = record_words(level, member.len());
-        let id = match self.free.get_mut(&words).and_then(Vec::pop) {
-            Some(id) => id,
-            None => self.carve(words),
-        };
+        let id = self.arena.alloc(words);
         let len = u32::try_from(member.len()).expect("members fit in u32");
         let r = self.record_mut(id);
         let r = &mut r[..words * WORD];
@@ -849,54 +825,12 @@ impl SkipList {
         id
     }
 
-    /// Room for a record of `words` words that no freed record provides.
-    fn carve(&mut self, words: usize) -> NodeId {
-        let bytes = words * WORD;
-        let page_id = |page: usize| {
-            assert!(page < MAX_PAGES, "skiplist arena full");
-            (page as NodeId) << PAGE_SHIFT
-        };
-        if bytes > OWN_PAGE_BYTES {
-            let buf = vec![0u8; bytes];
-            let page = match self.free_pages.pop() {
-                Some(p) => {
-                    self.pages[p] = buf;
-                    p
-                }
-                None => {
-                    self.pages.push(buf);
-                    self.pages.len() - 1
-                }
-            };
-            return page_id(page);
-        }
-        if self.pages[self.fill].len() + bytes > PAGE_BYTES {
-            self.pages.push(Vec::new());
-            self.fill = self.pages.len() - 1;
-        }
-        let page = &mut self.pages[self.fill];
-        let at = page.len();
-        if at + bytes > page.capacity() {
-            // Double, up to a full page, so a small set stays small.
-            let cap = (page.capacity() * 2).max(at + bytes).clamp(256, PAGE_BYTES);
-            page.reserve_exact(cap - at);
-        }
-        page.resize(at + bytes, 0);
-        page_id(self.fill) | (at / WORD) as NodeId
-    }
-
     /// Free an unlinked node's record and hand back its member.
     fn release(&mut self, id: NodeId) -> Vec<u8> {
         let node = self.node(id);
         let member = node.member().to_vec();
         let words = record_words(node.height(), member.len());
-        if words * WORD > OWN_PAGE_BYTES {
-            let page = (id >> PAGE_SHIFT) as usize;
-            self.pages[page] = Vec::new();
-            self.free_pages.push(page);
-        } else {
-            self.free.entry(words).or_default().push(id);
-        }
+        self.arena.free(id, words);
         member
     }
 
@@ -1658,16 +1592,16 @@ mod tests {
         for i in 0..100u8 {
             sl.insert(f64::from(i), vec![i]);
         }
-        let used = sl.pages[0].len();
+        let used = sl.arena.page_len(0);
         assert_eq!(sl.delete_range_by_rank(0, 49).len(), 50);
         // One byte more per member: the same number of words, so a new node
         // takes a freed record of its height while one is left.
         for i in 0..50u8 {
             sl.insert(-f64::from(i), vec![i, i]);
         }
-        let fresh = sl.pages[0].len() - used;
+        let fresh = sl.arena.page_len(0) - used;
         assert!(fresh < 10 * record_words(1, 2) * WORD, "{fresh} new bytes");
-        assert!(sl.heap_bytes() >= sl.pages[0].len());
+        assert!(sl.heap_bytes() >= sl.arena.page_len(0));
         sl.check_invariants();
     }
 
@@ -1678,7 +1612,11 @@ mod tests {
         sl.insert(1.0, b"a");
         let key = sl.insert(2.0, &big);
         sl.insert(3.0, b"b");
-        assert_eq!(key.get() & (PAGE_WORDS as u32 - 1), 0, "starts a page");
+        assert_eq!(
+            key.get() & (Arena::PAGE_UNITS as u32 - 1),
+            0,
+            "starts a page"
+        );
         assert_eq!(sl.member_of(key), &big[..]);
         assert_eq!(sl.score_of(key), 2.0);
         assert_eq!(sl.get_by_rank(1), Some((2.0, &big[..])));

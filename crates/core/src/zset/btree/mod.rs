@@ -12,9 +12,12 @@
 //! score, the hash chain's next link, a length, the bytes), and builds the
 //! two views Redis needs out of 4-byte handles of that record:
 //!
-//! * **the dict** ([`table`]) is Redis's dict, bucket for bucket (same hash,
-//!   seed, sizes, rehashing, scan cursor and random draw), but the chain link
-//!   lives in the record, so an entry costs only its share of the buckets;
+//! * **the dict** is Redis's dict, bucket for bucket: [`crate::dict::Tables`],
+//!   the same code as every other dict (same hash, seed, sizes, rehashing,
+//!   scan cursor and random draw), over the records instead of a slab of
+//!   entries: the chain link lives in the record ([`records`] implements
+//!   [`crate::dict::Chains`]), so an entry costs only its share of the
+//!   buckets, and a rehash hashes the member's bytes again, as Redis does;
 //! * **the order** ([`tree`]) is a B+tree of handles whose inner nodes count
 //!   their subtrees: rank is the sum of the counts left of the path, as in
 //!   the skiplist it is the sum of the spans. Where the skiplist spends 8
@@ -51,25 +54,29 @@
 //! same way in both layouts), never to an existing set at once.
 
 pub mod records;
-pub mod table;
 pub mod tree;
 
 #[cfg(test)]
 mod tests;
 
 use super::skiplist::{draw_level, DEFAULT_SEED};
+use crate::dict::Tables;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 pub use records::Handle;
 use records::Records;
-use table::Table;
 use tree::Tree;
+
+/// The dict's test for the record of `member`.
+fn holds(member: &[u8]) -> impl Fn(&Records, Handle) -> bool + '_ {
+    move |recs, h| recs.member(h) == member
+}
 
 /// The B+tree layout of one sorted set: records, dict and tree.
 #[derive(Clone, Debug)]
 pub struct Btree {
     recs: Records,
-    table: Table,
+    table: Tables,
     tree: Tree,
     /// The skiplist levels' generator (see the module doc: MEMORY USAGE).
     levels: ChaCha8Rng,
@@ -90,7 +97,7 @@ impl Btree {
     pub fn with_levels(levels: ChaCha8Rng) -> Btree {
         Btree {
             recs: Records::new(),
-            table: Table::new(),
+            table: Tables::default(),
             tree: Tree::new(),
             levels,
         }
@@ -110,14 +117,14 @@ impl Btree {
 
     /// The score of `member` (no rehash step).
     pub fn peek(&self, hash: u64, member: &[u8]) -> Option<f64> {
-        let h = self.table.peek(&self.recs, hash, member)?;
+        let h = self.table.peek(&self.recs, hash, holds(member))?;
         Some(self.recs.score(h))
     }
 
     /// A lookup for its rehash step (`dictFind`), as the skiplist layout's
     /// dict takes one.
     pub fn step_lookup(&mut self, hash: u64, member: &[u8]) {
-        self.table.lookup(&mut self.recs, hash, member);
+        self.table.lookup(&mut self.recs, hash, holds(member));
     }
 
     /// A member known to be absent, with its hash: a record with a new
@@ -139,7 +146,7 @@ impl Btree {
         let h = self.recs.alloc(score, member, height);
         self.tree.insert(&self.recs, h);
         let hash = self.table.hash_of(member);
-        self.table.add(&mut self.recs, hash, h);
+        self.table.add(&mut self.recs, hash, holds(member), |_| h);
     }
 
     /// A set converting from a listpack held as a skiplist: the elements in
@@ -158,7 +165,7 @@ impl Btree {
     /// rewritten in the record, back in (the record and its level stay).
     /// `hash` is the member's hash ([`Btree::hash_of`]).
     pub fn update_score(&mut self, hash: u64, member: &[u8], new: f64) {
-        let Some(h) = self.table.peek(&self.recs, hash, member) else {
+        let Some(h) = self.table.peek(&self.recs, hash, holds(member)) else {
             return;
         };
         self.tree.remove(&self.recs, h);
@@ -169,10 +176,7 @@ impl Btree {
     /// `zsetRemoveFromSkiplist`: the dict entry, then the tree, then the record.
     pub fn remove(&mut self, member: &[u8]) -> bool {
         let hash = self.table.hash_of(member);
-        let Some(h) = self
-            .table
-            .remove_by(&mut self.recs, hash, |r, h| r.member(h) == member)
-        else {
+        let Some(h) = self.table.remove(&mut self.recs, hash, holds(member)) else {
             return false;
         };
         self.tree.remove(&self.recs, h);
@@ -191,13 +195,13 @@ impl Btree {
         self.table.pause_auto_resize();
         for &h in &gone {
             let hash = self.table.hash_of(self.recs.member(h));
-            self.table.remove_by(&mut self.recs, hash, |_, x| x == h);
+            self.table.remove(&mut self.recs, hash, |_, x| x == h);
             self.tree.remove(&self.recs, h);
             self.recs.free(h);
         }
         self.table.resume_auto_resize();
         if !self.is_empty() {
-            self.table.shrink_if_needed(&self.recs);
+            self.table.shrink_if_needed();
         }
         gone.len()
     }
@@ -254,7 +258,7 @@ impl Btree {
 
     /// Members in dict order.
     pub fn dict_members(&self) -> impl Iterator<Item = &[u8]> + '_ {
-        self.table.keys(&self.recs).map(|h| self.recs.member(h))
+        self.table.slots(&self.recs).map(|h| self.recs.member(h))
     }
 
     pub fn bucket_count(&self) -> usize {

@@ -6,34 +6,34 @@
 //! | bytes | what |
 //! |-------|------|
 //! | 0..8  | score (`f64`) |
-//! | 8..12 | next record in the same hash bucket ([`NIL`] at the end) |
+//! | 8..12 | next record in the same hash bucket ([`NIL`] at the end; the dict's link, see [`Chains`]) |
 //! | 12..14 | meta: bits 0..5 the skiplist height Redis would have drawn (minus one, kept only so MEMORY USAGE can add up Redis's node sizes), bits 5..16 the member's length, or [`LEN_ESCAPE`] when a `u32` length follows |
 //! | 14.. | the member's bytes |
 //!
 //! so an 8-byte member costs 22 bytes, where the skiplist layout's record
 //! costs 40 and Redis's `zskiplistNode` 48 (plus, in both, a dict entry).
-//! Records are laid end to end in pages of up to 1 MiB, addressed by a
-//! [`Handle`]: page number (13 bits) and offset in 2-byte units (19 bits).
-//! A page grows by doubling, so a small set stays small; a record over 16 KiB
-//! has a page of its own, freed with it; freed records wait on a free list per
-//! size for the next record of that size. The handles cap a set at 8192 pages
-//! (8 GiB of records), as the skiplist's ids cap its arena at 16 GiB.
+//! Records are laid end to end in the zsets' page arena
+//! (`crate::zset::arena`, the skiplist's too), addressed by a [`Handle`]:
+//! page number (13 bits) and offset in 2-byte units (19 bits), pages of up
+//! to 1 MiB. A page grows by doubling, so a small set stays small; a record
+//! over 16 KiB has a page of its own, freed with it; freed records wait on a
+//! free list per size for the next record of that size. The handles cap a
+//! set at 8192 pages (8 GiB of records), as the skiplist's ids cap its arena
+//! at 16 GiB.
 
-use std::collections::HashMap;
+use crate::dict::{siphash12, Chains, Slot};
+use crate::zset::arena::Pages;
 
 /// A record's place: `(page << PAGE_SHIFT) | offset in units`.
 pub type Handle = u32;
 
-/// "No record" (end of a bucket chain). No record can start there: it would
-/// be the last unit of the last page, and a record is at least 14 bytes.
-pub const NIL: Handle = u32::MAX;
+/// "No record" (end of a bucket chain, the dict's [`crate::dict::NIL`]). No
+/// record can start there: it would be the last unit of the last page, and a
+/// record is at least 14 bytes.
+pub const NIL: Handle = crate::dict::NIL;
 
 const UNIT: usize = 2;
 const PAGE_SHIFT: u32 = 19;
-const PAGE_UNITS: usize = 1 << PAGE_SHIFT;
-const PAGE_BYTES: usize = PAGE_UNITS * UNIT;
-const MAX_PAGES: usize = 1 << (32 - PAGE_SHIFT);
-const OWN_PAGE_BYTES: usize = 16 * 1024;
 
 const SCORE_AT: usize = 0;
 const NEXT_AT: usize = 8;
@@ -52,40 +52,23 @@ fn record_units(len: usize) -> usize {
 }
 
 /// The arena of member records.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Records {
-    pages: Vec<Vec<u8>>,
-    /// The shared page new records are appended to.
-    fill: usize,
-    free: HashMap<usize, Vec<Handle>>,
-    free_pages: Vec<usize>,
-}
-
-impl Default for Records {
-    fn default() -> Records {
-        Records::new()
-    }
+    pages: Pages<UNIT, PAGE_SHIFT>,
 }
 
 impl Records {
     pub fn new() -> Records {
-        Records {
-            pages: vec![Vec::new()],
-            fill: 0,
-            free: HashMap::new(),
-            free_pages: Vec::new(),
-        }
+        Records::default()
     }
 
     #[inline(always)]
     fn bytes(&self, h: Handle) -> &[u8] {
-        let page = &self.pages[(h >> PAGE_SHIFT) as usize];
-        &page[(h as usize & (PAGE_UNITS - 1)) * UNIT..]
+        self.pages.bytes(h)
     }
 
     fn bytes_mut(&mut self, h: Handle) -> &mut [u8] {
-        let page = &mut self.pages[(h >> PAGE_SHIFT) as usize];
-        &mut page[(h as usize & (PAGE_UNITS - 1)) * UNIT..]
+        self.pages.bytes_mut(h)
     }
 
     #[inline(always)]
@@ -96,16 +79,6 @@ impl Records {
 
     pub fn set_score(&mut self, h: Handle, score: f64) {
         self.bytes_mut(h)[SCORE_AT..SCORE_AT + 8].copy_from_slice(&score.to_le_bytes());
-    }
-
-    #[inline(always)]
-    pub fn next(&self, h: Handle) -> Handle {
-        let r = self.bytes(h);
-        u32::from_le_bytes(r[NEXT_AT..NEXT_AT + 4].try_into().expect("4 bytes"))
-    }
-
-    pub fn set_next(&mut self, h: Handle, next: Handle) {
-        self.bytes_mut(h)[NEXT_AT..NEXT_AT + 4].copy_from_slice(&next.to_le_bytes());
     }
 
     fn meta(r: &[u8]) -> usize {
@@ -133,10 +106,7 @@ impl Records {
     pub fn alloc(&mut self, score: f64, member: &[u8], height: usize) -> Handle {
         debug_assert!((1..=32).contains(&height));
         let units = record_units(member.len());
-        let h = match self.free.get_mut(&units).and_then(Vec::pop) {
-            Some(h) => h,
-            None => self.carve(units),
-        };
+        let h = self.pages.alloc(units);
         let r = &mut self.bytes_mut(h)[..units * UNIT];
         r[SCORE_AT..SCORE_AT + 8].copy_from_slice(&score.to_le_bytes());
         r[NEXT_AT..NEXT_AT + 4].copy_from_slice(&NIL.to_le_bytes());
@@ -155,63 +125,37 @@ impl Records {
         h
     }
 
-    /// Room for `units` units that no freed record provides.
-    fn carve(&mut self, units: usize) -> Handle {
-        let bytes = units * UNIT;
-        let page_id = |page: usize| {
-            assert!(page < MAX_PAGES, "btree zset record arena full");
-            (page as Handle) << PAGE_SHIFT
-        };
-        if bytes > OWN_PAGE_BYTES {
-            let buf = vec![0u8; bytes];
-            let page = match self.free_pages.pop() {
-                Some(p) => {
-                    self.pages[p] = buf;
-                    p
-                }
-                None => {
-                    self.pages.push(buf);
-                    self.pages.len() - 1
-                }
-            };
-            return page_id(page);
-        }
-        if self.pages[self.fill].len() + bytes > PAGE_BYTES {
-            self.pages.push(Vec::new());
-            self.fill = self.pages.len() - 1;
-        }
-        let page = &mut self.pages[self.fill];
-        let at = page.len();
-        if at + bytes > page.capacity() {
-            let cap = (page.capacity() * 2).max(at + bytes).clamp(256, PAGE_BYTES);
-            page.reserve_exact(cap - at);
-        }
-        page.resize(at + bytes, 0);
-        page_id(self.fill) | (at / UNIT) as Handle
-    }
-
     /// Gives a record back (its handle must not be used again).
     pub fn free(&mut self, h: Handle) {
         let units = record_units(self.member(h).len());
-        if units * UNIT > OWN_PAGE_BYTES {
-            let page = (h >> PAGE_SHIFT) as usize;
-            self.pages[page] = Vec::new();
-            self.free_pages.push(page);
-        } else {
-            self.free.entry(units).or_default().push(h);
-        }
+        self.pages.free(h, units);
     }
 
     /// Bytes allocated: pages by capacity, the free lists' vectors.
     pub fn heap_bytes(&self) -> usize {
-        let pages = self.pages.capacity() * std::mem::size_of::<Vec<u8>>()
-            + self.pages.iter().map(Vec::capacity).sum::<usize>();
-        let free: usize = self
-            .free
-            .values()
-            .map(|v| v.capacity() * std::mem::size_of::<Handle>())
-            .sum();
-        pages + free + self.free_pages.capacity() * std::mem::size_of::<usize>()
+        self.pages.heap_bytes()
+    }
+}
+
+/// The member table's dict runs its chains through the records' `next`
+/// field, and rehashes a record by its member's hash (nothing is cached).
+impl Chains for Records {
+    #[inline(always)]
+    fn next(&self, at: Slot) -> Slot {
+        let r = self.bytes(at);
+        u32::from_le_bytes(r[NEXT_AT..NEXT_AT + 4].try_into().expect("4 bytes"))
+    }
+
+    #[inline(always)]
+    fn set_next(&mut self, at: Slot, next: Slot) -> Slot {
+        let link = &mut self.bytes_mut(at)[NEXT_AT..NEXT_AT + 4];
+        let old = u32::from_le_bytes(link.try_into().expect("4 bytes"));
+        link.copy_from_slice(&next.to_le_bytes());
+        old
+    }
+
+    fn hash(&self, at: Slot, seed: &[u8; 16]) -> u64 {
+        siphash12(self.member(at), seed)
     }
 }
 
