@@ -334,6 +334,12 @@ pub struct Row {
     /// lacks a feature the article uses, e.g. an 8.8 command on 8.6.3).
     #[serde(default = "yes")]
     pub core_matches_redis: bool,
+    /// For exact rows: a server may answer with an estimate that moves run to run
+    /// (MEMORY USAGE of a big set samples a few of its elements), and why. The row
+    /// stays exact for `./run.sh check` (the reference server's answer is stable);
+    /// the version matrix's check compares only its cells' status.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sampled: Option<String>,
     /// fresh/baseline of every backend's number must stay within [1/band, band].
     /// Given to measured rows whose figure is a ratio inside one run (core/redis,
     /// BITOP/SINTERCARD, ...), which does not move with the machine's speed.
@@ -405,6 +411,13 @@ impl Row {
         self
     }
 
+    /// Marks the row's answer as a sampled estimate on some server (see
+    /// [`Row::sampled`]); `why` says where and why.
+    pub fn sampled(&mut self, why: impl Into<String>) -> &mut Row {
+        self.sampled = Some(why.into());
+        self
+    }
+
     pub fn note(&mut self, note: impl Into<String>) -> &mut Row {
         self.note = Some(note.into());
         self
@@ -471,6 +484,7 @@ impl Report {
             core: None,
             pg: None,
             core_matches_redis: true,
+            sampled: None,
             band: None,
             bounds: None,
             note: None,

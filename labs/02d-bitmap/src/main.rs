@@ -41,7 +41,13 @@ fn declare_memory(r: &mut Report) {
     r.exact("bitmap-bytes", "MEMORY USAGE att:d1", "16416");
     r.exact("set-count", "SCARD attset:d1 (same ids as a set)", "64960");
     r.exact("set-encoding", "OBJECT ENCODING attset:d1", "hashtable");
-    r.exact("set-bytes", "MEMORY USAGE attset:d1", "2530958");
+    // MEMORY USAGE of a hashtable set adds up SAMPLES (default 5) members and
+    // scales by the size: Redis 8.6.3 (and the core) walk the same members every
+    // run, Valkey 9.1's hashtable picks others (2,157,184, 2,157,952 and
+    // 2,161,280 B in three runs). The row stays the article's figure; the matrix
+    // checks its status only.
+    r.exact("set-bytes", "MEMORY USAGE attset:d1", "2530958")
+        .sampled("MEMORY USAGE adds up 5 sampled members of the set (SAMPLES 5, the default) and scales by its size; Valkey 9.1 samples different members each run, so its figure moves by up to a few KB");
 }
 
 fn memory(kv: &mut Kv, rec: &mut Recorder) {

@@ -44,6 +44,9 @@ pub fn read(pid: u32, addr: &str, mode: &str) -> Result<serde_json::Value, Strin
     if let Some(json) = stdout.lines().find_map(|l| l.strip_prefix("ZSLDUMP ")) {
         return serde_json::from_str(json).map_err(|e| format!("gdb printed bad JSON: {e}"));
     }
+    if let Some(why) = stdout.lines().find_map(|l| l.strip_prefix("ZSLERR ")) {
+        return Err(format!("gdb: {}", why.trim()));
+    }
     let stderr = String::from_utf8_lossy(&out.stderr);
     let why = stderr
         .lines()
@@ -52,7 +55,19 @@ pub fn read(pid: u32, addr: &str, mode: &str) -> Result<serde_json::Value, Strin
             l.contains("ptrace") || l.contains("Operation not permitted") || l.contains("Error")
         })
         .unwrap_or("gdb printed no skiplist")
-        .trim()
-        .to_string();
-    Err(format!("gdb could not read the server's memory: {why}"))
+        .trim();
+    Err(format!(
+        "gdb could not read the server's memory: {}",
+        stable(why)
+    ))
+}
+
+/// A Python exception's line without its message, which may quote bytes read
+/// from the server's memory (`UnicodeDecodeError: … byte 0xbc …` changes run to
+/// run): only the exception's name is kept.
+fn stable(line: &str) -> String {
+    line.split(|c: char| !c.is_ascii_alphanumeric())
+        .find(|w| w.ends_with("Error") && w.len() > "Error".len())
+        .map(|name| format!("{name} while following the node chain"))
+        .unwrap_or_else(|| line.to_string())
 }

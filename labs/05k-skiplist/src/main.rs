@@ -327,7 +327,9 @@ fn redis_rows(kv: &mut Kv, rec: &mut Recorder, pid: Option<u32>, big: usize) -> 
     };
     let read = |kv: &mut Kv, key: &str, mode: &str| -> Result<serde_json::Value, String> {
         let addr = gdb::object_address(kv, key)?;
-        gdb::read(pid, &addr, mode)
+        // The server's version goes with any failure: the node layout gdb reads
+        // is the version's (see zsl_dump.py).
+        gdb::read(pid, &addr, mode).map_err(|e| format!("{e} (server {})", kv.version))
     };
     match read(kv, &lb, "nodes")
         .and_then(|v| serde_json::from_value::<Zsl>(v).map_err(|e| e.to_string()))
@@ -447,6 +449,6 @@ fn charts(ctx: &mut Ctx) {
 
 fn notes(ctx: &mut Ctx, big: usize) {
     ctx.note("Core: the ZADDs run in an in-process Server (the same code the listener serves), and SkipList::dump reads the list as stored: each node's levels with forward pointers and spans, its backward link, the header. The core's levels come from a ChaCha8 generator seeded per list, so they are the same on every run. The ZRANK row is asked over the socket, of the listener's own copy.");
-    ctx.note("Redis: CONFIG SET zset-max-listpack-entries 0 makes even a 12-member zset a skiplist. DEBUG OBJECT gives the key object's address; gdb attaches to the redis-server this run started (it is built with -g) and follows zset->zsl->header->level[i].forward through the process's memory (labs/05k-skiplist/src/zsl_dump.py). In Redis 8.6 a node's level-0 span field holds its level count and the offset of its embedded member, and the level-0 span is 1 (0 for the last node): the read-out shows those derived spans.");
+    ctx.note("Redis: CONFIG SET zset-max-listpack-entries 0 makes even a 12-member zset a skiplist. DEBUG OBJECT gives the key object's address; gdb attaches to the redis-server this run started (it is built with -g) and follows zset->zsl->header->level[i].forward through the process's memory (labs/05k-skiplist/src/zsl_dump.py). In Redis 8.6 a node's level-0 span field holds its level count and the offset of its embedded member, and the level-0 span is 1 (0 for the last node): the read-out shows those derived spans. Redis 7.0 and 8.0 lay the node out as {sds ele; score; backward; level[]}: the member behind a pointer, real level-0 spans, no level count (a node has the levels whose chains from the header reach it); the script tells the layouts apart by the fields of zskiplistNode in the binary's debug info, and names the fields of any other (Valkey 9.1's) instead of reading it.");
     ctx.note(format!("The 1,000,000-member lists: the core inserts {} members into a SkipList in process and counts node_levels(); Redis gets them by ZADD and gdb walks each level's chain from the header (a node reaching level k is on chains 1..k), a few seconds with the server paused. Bounds: ±10% of P = 0.25's expectation for the common levels.", fmt::thousands(big as u64)));
 }

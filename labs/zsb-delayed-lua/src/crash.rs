@@ -16,7 +16,8 @@ pub const PROCESSES: usize = 4;
 pub const JOBS: usize = 200;
 const WORK_MS: u64 = 20;
 const LEASE_MS: i64 = 1_000;
-/// The victim is killed right after it announces this many job starts.
+/// The victim is killed right after it announces this many job starts (it
+/// holds that job until the kill: see [`spawn`]).
 const KILL_AFTER_STARTS: usize = 3;
 const GIVE_UP: Duration = Duration::from_secs(30);
 
@@ -42,13 +43,21 @@ impl Drop for Workers {
     }
 }
 
+/// Starts the workers; the first (the victim) stops mid-job at its
+/// [`KILL_AFTER_STARTS`]-th job and waits there for the kill, on a stdin pipe
+/// the parent keeps open (its end, if the parent dies first, lets it exit).
 fn spawn(job: &Job) -> Result<Workers, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut workers = Workers(Vec::new());
-    for _ in 0..PROCESSES {
+    for i in 0..PROCESSES {
+        let args = Job {
+            hold_at: if i == 0 { KILL_AFTER_STARTS } else { 0 },
+            ..job.clone()
+        }
+        .args();
         let child = Command::new(&exe)
-            .args(job.args())
-            .stdin(Stdio::null())
+            .args(args)
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
             .map_err(|e| format!("cannot start a worker process: {e}"))?;
@@ -76,6 +85,7 @@ pub fn run(kv: &mut Kv, design: &str) -> Result<Outcome, String> {
         processing: kv.key(&format!("{design}:processing")),
         work_ms: WORK_MS,
         lease_ms: LEASE_MS,
+        hold_at: 0,
     };
     let mut p = redis::pipe();
     let t = now_ms() - 1_000;

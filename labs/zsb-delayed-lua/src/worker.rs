@@ -37,6 +37,7 @@ return #jobs
 ";
 
 /// What a worker process is told on its command line.
+#[derive(Clone)]
 pub struct Job {
     pub url: String,
     /// `plain` (article's pop) or `lease` (processing zset + deadline).
@@ -45,6 +46,11 @@ pub struct Job {
     pub processing: String,
     pub work_ms: u64,
     pub lease_ms: i64,
+    /// The victim's crash point: after printing its `hold_at`-th `start` line the
+    /// worker stops mid-job and waits (reading its stdin) for the parent's
+    /// SIGKILL, so the kill always lands inside that job whatever the machine's
+    /// load. 0: never (the other workers).
+    pub hold_at: usize,
 }
 
 impl Job {
@@ -57,18 +63,20 @@ impl Job {
             self.processing.clone(),
             self.work_ms.to_string(),
             self.lease_ms.to_string(),
+            self.hold_at.to_string(),
         ]
     }
 
     fn parse(args: &[String]) -> Option<Job> {
         match args {
-            [url, design, queue, processing, work, lease] => Some(Job {
+            [url, design, queue, processing, work, lease, hold] => Some(Job {
                 url: url.clone(),
                 design: design.clone(),
                 queue: queue.clone(),
                 processing: processing.clone(),
                 work_ms: work.parse().ok()?,
                 lease_ms: lease.parse().ok()?,
+                hold_at: hold.parse().ok()?,
             }),
             _ => None,
         }
@@ -112,6 +120,7 @@ fn work(job: &Job) -> Result<(), String> {
     let mut conn = redis::Client::open(job.url.as_str())
         .and_then(|c| c.get_connection())
         .map_err(|e| e.to_string())?;
+    let mut starts = 0;
     loop {
         let Some(id) = pop(job, &mut conn)? else {
             if job.design == "lease" && anything_left(job, &mut conn)? {
@@ -121,6 +130,12 @@ fn work(job: &Job) -> Result<(), String> {
             return Ok(());
         };
         println!("start {id}");
+        starts += 1;
+        if starts == job.hold_at {
+            // Mid-job until killed; stdin's end (the parent gone) ends the wait.
+            let _ = std::io::stdin().read_line(&mut String::new());
+            return Err(format!("{id}: the lab did not kill this worker mid-job"));
+        }
         sleep(Duration::from_millis(job.work_ms));
         println!("done {id}");
         if job.design == "lease" {

@@ -114,6 +114,10 @@ pub struct MatrixRow {
     pub core: Option<String>,
     /// Server name → its cell, for every server of the matrix.
     pub cells: BTreeMap<String, MatrixCell>,
+    /// The lab's word that some server answers this row with a sampled estimate
+    /// ([`Report`]'s `Row::sampled`): [`check`] compares only the cells' status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampled: Option<String>,
 }
 
 /// A server's column: its name and the version it reported (`INFO server`).
@@ -222,20 +226,25 @@ pub fn build(runs: &[ServerRun], reference: &str, labs: &[String]) -> Result<Mat
             }
         }
         // The rows of a lab, in the reference's order, then any only another pass has.
-        let mut keys: Vec<(String, String, Option<String>)> = Vec::new();
+        let mut keys: Vec<(String, String, Option<String>, Option<String>)> = Vec::new();
         let ordered =
             std::iter::once(reference_run).chain(runs.iter().filter(|r| r.name != reference));
         for run in ordered {
             if let Some(Ok(report)) = run.labs.get(lab) {
                 for row in report.rows.iter().filter(|r| r.kind == Kind::Exact) {
-                    if !keys.iter().any(|(k, _, _)| *k == row.key) {
-                        keys.push((row.key.clone(), row.label.clone(), row.article.clone()));
+                    if !keys.iter().any(|(k, ..)| *k == row.key) {
+                        keys.push((
+                            row.key.clone(),
+                            row.label.clone(),
+                            row.article.clone(),
+                            row.sampled.clone(),
+                        ));
                     }
                 }
             }
         }
         let reference_report = reference_run.labs.get(lab).and_then(|r| r.as_ref().ok());
-        for (key, label, article) in keys {
+        for (key, label, article, sampled) in keys {
             let find = |report: &Report| report.rows.iter().find(|r| r.key == key).cloned();
             // A row no server answered (PostgreSQL's, the lab's own reference) is not
             // about servers: it stays out of the matrix.
@@ -292,6 +301,7 @@ pub fn build(runs: &[ServerRun], reference: &str, labs: &[String]) -> Result<Mat
                     .and_then(|r| r.core.as_ref())
                     .map(|c| c.text.clone()),
                 cells,
+                sampled,
             });
         }
     }

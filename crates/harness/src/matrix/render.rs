@@ -118,6 +118,12 @@ pub fn to_text(m: &Matrix) -> String {
                 }
             }
             let _ = writeln!(t, "{}", line.trim_end());
+            if let Some(why) = &r.sampled {
+                let _ = writeln!(
+                    t,
+                    "  ^ sampled: {why} (./run.sh check matrix compares this row's status only)"
+                );
+            }
         }
         if !details.is_empty() {
             let _ = writeln!(t, "  -- answers that differ from {}:", m.reference);

@@ -232,6 +232,49 @@ fn check_fails_on_a_changed_cell_and_notes_a_new_version() {
 }
 
 #[test]
+fn a_sampled_row_is_checked_by_status_only() {
+    let mut base = sample();
+    // 02c/get: mark it sampled, as a lab's Row::sampled reaches the matrix.
+    base.rows[1].sampled = Some("an estimate on some server".into());
+    let mut fresh = base.clone();
+    let cell = fresh.rows[1].cells.get_mut("redis-7.0.15").unwrap();
+    let status = cell.status;
+    cell.text = "another estimate".into();
+    assert_eq!(check::compare(&base, &fresh).0, Vec::<String>::new());
+    // Its status still counts: an error where there was an answer fails.
+    fresh.rows[1].cells.insert(
+        "redis-7.0.15".into(),
+        MatrixCell {
+            text: "ERR unknown command".into(),
+            status: if status == Status::Unsupported {
+                Status::Different
+            } else {
+                Status::Unsupported
+            },
+        },
+    );
+    assert_eq!(check::compare(&base, &fresh).0.len(), 1);
+    // The core's answer is compared as on any row.
+    let mut fresh = base.clone();
+    fresh.rows[1].core = Some("core says otherwise".into());
+    assert_eq!(check::compare(&base, &fresh).0.len(), 1);
+    assert!(render::to_text(&base).contains("sampled"));
+}
+
+#[test]
+fn a_sampled_row_of_a_report_reaches_the_matrix() {
+    let mut r = report("02d", "8.6.3", &[("bytes", "MEMORY USAGE s", "100")]);
+    r.rows[0].sampled = Some("Valkey samples".into());
+    let m = build(
+        &[run("redis-8.6.3", vec![("02d", Ok(r))])],
+        "redis-8.6.3",
+        &["02d".into()],
+    )
+    .unwrap();
+    assert_eq!(m.rows[0].sampled.as_deref(), Some("Valkey samples"));
+}
+
+#[test]
 fn a_feature_no_server_has_says_so_from_the_reference_error() {
     let err = "ERR unknown command 'INCREX', with args beginning with: 'k'";
     let reference = run(
