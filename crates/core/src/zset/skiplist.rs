@@ -901,11 +901,7 @@ impl SkipList {
     fn prefetch(&self, id: Option<NonZeroU32>) {
         #[cfg(target_arch = "x86_64")]
         if let Some(id) = id {
-            let id = id.get();
-            let page = &self.pages[(id >> PAGE_SHIFT) as usize];
-            let at = page
-                .as_ptr()
-                .wrapping_add((id as usize & (PAGE_WORDS - 1)) * WORD);
+            let at = self.arena.address(id.get());
             // SAFETY: a prefetch is only a hint; it reads nothing into the
             // program and never faults, whatever the address. (SSE, which
             // provides it, is part of the x86_64 baseline.)
