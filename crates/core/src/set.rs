@@ -95,7 +95,9 @@ enum Repr {
     },
     Listpack(Vec<Vec<u8>>),
     Table {
-        dict: Dict<()>,
+        /// Boxed: the dict's tables and slab would make every set value (and
+        /// every key's [`crate::keyspace::Value`]) as large as itself.
+        dict: Box<Dict<()>>,
         /// Sum of the members' SDS allocations (`htGetMetadataSize`).
         sds_bytes: usize,
     },
@@ -146,7 +148,10 @@ impl Set {
         } else {
             let mut dict = Dict::new();
             dict.expand(size_hint);
-            Repr::Table { dict, sds_bytes: 0 }
+            Repr::Table {
+                dict: Box::new(dict),
+                sds_bytes: 0,
+            }
         };
         Set { repr }
     }
@@ -172,7 +177,7 @@ impl Set {
     pub fn table() -> Set {
         Set {
             repr: Repr::Table {
-                dict: Dict::new(),
+                dict: Box::default(),
                 sds_bytes: 0,
             },
         }
@@ -259,7 +264,10 @@ impl Set {
             sds_bytes += member_sds(&m);
             dict.add(m, ());
         }
-        self.repr = Repr::Table { dict, sds_bytes };
+        self.repr = Repr::Table {
+            dict: Box::new(dict),
+            sds_bytes,
+        };
     }
 
     /// `setTypeAdd`: true if `member` was not there.
@@ -456,7 +464,7 @@ impl Set {
                     }
                 }
                 Repr::Table {
-                    dict: copy,
+                    dict: Box::new(copy),
                     sds_bytes,
                 }
             }
@@ -574,7 +582,10 @@ impl Set {
             dict.add(m, ());
         }
         Set {
-            repr: Repr::Table { dict, sds_bytes },
+            repr: Repr::Table {
+                dict: Box::new(dict),
+                sds_bytes,
+            },
         }
     }
 }

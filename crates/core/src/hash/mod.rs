@@ -119,7 +119,9 @@ enum Repr {
         registered: Option<u64>,
     },
     Table {
-        dict: Dict<Entry>,
+        /// Boxed: a dict's two tables and slab would make every hash value
+        /// (and every key's [`crate::keyspace::Value`]) as large as itself.
+        dict: Box<Dict<Entry>>,
         /// Sum of `entryMemUsage` (`htGetMetadataSize`).
         alloc: usize,
         /// The dict has the field-expiration metadata (`entryHashDictTypeWithHFE`).
@@ -347,7 +349,7 @@ impl Hash {
         let presize = items.len();
         let (dict, alloc) = table_of(items, presize);
         self.repr = Repr::Table {
-            dict,
+            dict: Box::new(dict),
             alloc,
             hfe,
             registered,
@@ -890,7 +892,7 @@ impl Hash {
                     );
                 }
                 Repr::Table {
-                    dict: copy,
+                    dict: Box::new(copy),
                     alloc,
                     hfe: *hfe,
                     registered: *registered,
@@ -939,7 +941,7 @@ impl Hash {
                 let (dict, alloc) = table_of(items, presize);
                 Hash {
                     repr: Repr::Table {
-                        dict,
+                        dict: Box::new(dict),
                         alloc,
                         hfe,
                         registered: None,
