@@ -182,6 +182,11 @@ fn small_hashes_per_field() {
         bytes / fields,
         blocks / KEYS as f64
     );
+    // One allocation per hash for all its fields and values (a listpack's
+    // one buffer), beside the key's bytes: 2 blocks, not 2 per field.
+    assert!(blocks / (KEYS as f64) <= 2.01, "{blocks}");
+    // 25.7 B per field here (114.4 B with a Vec per field and value).
+    assert!(bytes / fields < 40.0, "{bytes}");
 }
 
 #[test]
