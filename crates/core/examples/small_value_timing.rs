@@ -16,6 +16,9 @@ const KEYS: usize = 10_000;
 const CALLS: usize = 200_000;
 const ROUNDS: usize = 5;
 
+/// The commands one timed call sends, for a key index.
+type Calls = Box<dyn Fn(usize) -> Vec<Vec<Vec<u8>>>>;
+
 fn argv(parts: &[&[u8]]) -> Vec<Vec<u8>> {
     parts.iter().map(|p| p.to_vec()).collect()
 }
@@ -36,7 +39,7 @@ fn main() {
     }
     // A fixed scramble of the key indexes.
     let order: Vec<usize> = (0..CALLS).map(|n| (n * 7_919 + 13) % KEYS).collect();
-    let cases: [(&str, Box<dyn Fn(usize) -> Vec<Vec<Vec<u8>>>>); 5] = [
+    let cases: [(&str, Calls); 5] = [
         ("GET", Box::new(move |i| vec![argv(&[b"GET", &skey(i)])])),
         (
             "SET",
