@@ -1,5 +1,6 @@
 //! A listpack-shaped buffer of byte strings: the small encodings' storage (a
-//! listpack hash's fields and values, in one allocation, as Redis keeps them).
+//! listpack hash's fields and values, a listpack set's members), in one
+//! allocation, as Redis keeps them.
 //!
 //! Redis's listpack (`listpack.c`, and [`crate::lpcodec`] for its bytes) is one
 //! contiguous allocation: a 6-byte header (total bytes, element count), then
