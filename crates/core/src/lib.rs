@@ -43,6 +43,7 @@ pub mod lpcodec;
 pub mod lru;
 pub mod memory;
 pub mod num;
+pub mod packed;
 pub mod rdb;
 pub mod reply;
 pub mod sampling;

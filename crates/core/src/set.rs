@@ -6,10 +6,14 @@
 //!   magnitude and never shrinks; its size is 8 bytes of header + width × length;
 //! * **listpack** for up to `set-max-listpack-entries` (128) members of at most
 //!   `set-max-listpack-value` (64) bytes, in insertion order; its size is
-//!   `lpBytes`;
+//!   `lpBytes`. The members sit in one buffer ([`crate::packed::Packed`], as
+//!   the listpack hash's: a 1-2 byte length before each member's bytes, an
+//!   integer kept as its digits, no backward lengths);
 //! * **hashtable**: a [`Dict`] of members without values; its size is the dict
 //!   struct, a 24-byte entry per member, 8 bytes per bucket, and the SDS
 //!   allocation of every member, which Redis keeps as the dict's metadata.
+//!   The dict is boxed, so a set value stays 40 bytes. (The intset keeps its
+//!   values as `i64`s whatever the width it reports.)
 //!
 //! The thresholds are read from the config at each write ([`Limits`]), as Redis
 //! reads `server.set_max_*`: a changed threshold converts a set on its next write.
@@ -36,6 +40,7 @@ use rand::RngCore;
 use crate::dict::Dict;
 use crate::memory::{listpack_entry_bytes, DICT_BUCKET_SIZE, DICT_ENTRY_SIZE, DICT_SIZE};
 use crate::num::parse_i64;
+use crate::packed::Packed;
 use crate::sampling;
 use crate::sds::Sds;
 use crate::zset::clamp_usize;
@@ -93,9 +98,12 @@ enum Repr {
         /// Bytes per element: 2, 4 or 8.
         width: usize,
     },
-    Listpack(Vec<Vec<u8>>),
+    /// Members in insertion order, in one buffer ([`Packed`]).
+    Listpack(Packed),
     Table {
-        dict: Dict<()>,
+        /// Boxed: the dict's tables and slab would make every set value (and
+        /// every key's [`crate::keyspace::Value`]) as large as itself.
+        dict: Box<Dict<()>>,
         /// Sum of the members' SDS allocations (`htGetMetadataSize`).
         sds_bytes: usize,
     },
@@ -142,11 +150,14 @@ impl Set {
                 width: 2,
             }
         } else if size_hint <= limits.listpack_entries {
-            Repr::Listpack(Vec::new())
+            Repr::Listpack(Packed::new())
         } else {
             let mut dict = Dict::new();
             dict.expand(size_hint);
-            Repr::Table { dict, sds_bytes: 0 }
+            Repr::Table {
+                dict: Box::new(dict),
+                sds_bytes: 0,
+            }
         };
         Set { repr }
     }
@@ -154,7 +165,7 @@ impl Set {
     /// An empty listpack set (`createSetListpackObject`).
     pub fn listpack() -> Set {
         Set {
-            repr: Repr::Listpack(Vec::new()),
+            repr: Repr::Listpack(Packed::new()),
         }
     }
 
@@ -172,7 +183,7 @@ impl Set {
     pub fn table() -> Set {
         Set {
             repr: Repr::Table {
-                dict: Dict::new(),
+                dict: Box::default(),
                 sds_bytes: 0,
             },
         }
@@ -234,7 +245,7 @@ impl Set {
             Repr::Intset { values, .. } => {
                 values.iter().map(|v| v.to_string().into_bytes()).collect()
             }
-            Repr::Listpack(items) => items.clone(),
+            Repr::Listpack(items) => items.iter().map(<[u8]>::to_vec).collect(),
             Repr::Table { dict, .. } => dict.iter().map(|(k, _)| k.to_vec()).collect(),
         }
     }
@@ -243,7 +254,7 @@ impl Set {
     fn member_at(&self, i: usize) -> Vec<u8> {
         match &self.repr {
             Repr::Intset { values, .. } => values[i].to_string().into_bytes(),
-            Repr::Listpack(items) => items[i].clone(),
+            Repr::Listpack(items) => items.nth(i).expect("an index below len").to_vec(),
             Repr::Table { .. } => unreachable!("a dict is not indexed"),
         }
     }
@@ -259,7 +270,10 @@ impl Set {
             sds_bytes += member_sds(&m);
             dict.add(m, ());
         }
-        self.repr = Repr::Table { dict, sds_bytes };
+        self.repr = Repr::Table {
+            dict: Box::new(dict),
+            sds_bytes,
+        };
     }
 
     /// `setTypeAdd`: true if `member` was not there.
@@ -278,7 +292,7 @@ impl Set {
                     return false;
                 }
                 if items.len() < limits.listpack_entries && member.len() <= limits.listpack_value {
-                    items.push(member.to_vec());
+                    items.push(member);
                 } else {
                     let cap = items.len() + 1;
                     self.convert_to_table(cap);
@@ -310,9 +324,11 @@ impl Set {
                     && member.len() <= limits.listpack_value
                     && widest <= limits.listpack_value
                 {
-                    let mut items: Vec<Vec<u8>> =
-                        values.iter().map(|v| v.to_string().into_bytes()).collect();
-                    items.push(member.to_vec());
+                    let mut items = Packed::new();
+                    for v in values.iter() {
+                        items.push(v.to_string().as_bytes());
+                    }
+                    items.push(member);
                     self.repr = Repr::Listpack(items);
                 } else {
                     self.convert_to_table(n + 1);
@@ -341,9 +357,9 @@ impl Set {
                 }
                 removed
             }
-            Repr::Listpack(items) => match items.iter().position(|m| m == member) {
-                Some(i) => {
-                    items.remove(i);
+            Repr::Listpack(items) => match items.iter_at().find(|(_, m)| *m == member) {
+                Some((at, _)) => {
+                    items.remove(at, 1);
                     true
                 }
                 None => false,
@@ -400,7 +416,7 @@ impl Set {
         let member = match &self.repr {
             Repr::Listpack(items) if !items.is_empty() => {
                 let i = sampling::unique_in_order(items.len(), 1, rng)[0];
-                items[i].clone()
+                items.nth(i).expect("an index below len").to_vec()
             }
             _ => self.random_member(rng)?,
         };
@@ -416,9 +432,10 @@ impl Set {
         }
         if let Repr::Listpack(items) = &self.repr {
             if count > 1 {
+                let members: Vec<&[u8]> = items.iter().collect();
                 return sampling::draws_with_repeats(items.len(), count, rng)
                     .into_iter()
-                    .map(|i| items[i].clone())
+                    .map(|i| members[i].to_vec())
                     .collect();
             }
         }
@@ -429,10 +446,13 @@ impl Set {
     /// (`lpNextRandom`), in listpack order, with their positions.
     pub fn listpack_sample(&self, count: usize, rng: &mut impl RngCore) -> Vec<(usize, Vec<u8>)> {
         match &self.repr {
-            Repr::Listpack(items) => sampling::unique_in_order(items.len(), count, rng)
-                .into_iter()
-                .map(|i| (i, items[i].clone()))
-                .collect(),
+            Repr::Listpack(items) => {
+                let members: Vec<&[u8]> = items.iter().collect();
+                sampling::unique_in_order(items.len(), count, rng)
+                    .into_iter()
+                    .map(|i| (i, members[i].to_vec()))
+                    .collect()
+            }
             _ => Vec::new(),
         }
     }
@@ -456,7 +476,7 @@ impl Set {
                     }
                 }
                 Repr::Table {
-                    dict: copy,
+                    dict: Box::new(copy),
                     sds_bytes,
                 }
             }
@@ -469,7 +489,7 @@ impl Set {
         match &self.repr {
             Repr::Intset { values, width } => INTSET_HEADER + values.len() * width,
             Repr::Listpack(items) => {
-                LISTPACK_OVERHEAD + items.iter().map(|m| listpack_entry_bytes(m)).sum::<usize>()
+                LISTPACK_OVERHEAD + items.iter().map(listpack_entry_bytes).sum::<usize>()
             }
             Repr::Table { dict, sds_bytes } => {
                 DICT_SIZE
@@ -529,7 +549,7 @@ pub enum SetParts<'a> {
     /// Sorted values and the element width (2, 4 or 8 bytes).
     Intset { values: &'a [i64], width: usize },
     /// Members in listpack order.
-    Listpack(&'a [Vec<u8>]),
+    Listpack(&'a Packed),
     /// Members in dict iteration order.
     Table(Vec<&'a [u8]>),
 }
@@ -557,7 +577,7 @@ impl Set {
     /// A listpack set of these distinct members, in this order.
     pub fn from_listpack(members: Vec<Vec<u8>>) -> Set {
         Set {
-            repr: Repr::Listpack(members),
+            repr: Repr::Listpack(members.iter().map(Vec::as_slice).collect()),
         }
     }
 
@@ -574,7 +594,10 @@ impl Set {
             dict.add(m, ());
         }
         Set {
-            repr: Repr::Table { dict, sds_bytes },
+            repr: Repr::Table {
+                dict: Box::new(dict),
+                sds_bytes,
+            },
         }
     }
 }

@@ -2,17 +2,27 @@
 //!
 //! * **listpack**: field/value pairs in insertion order, while there are at most
 //!   `hash-max-listpack-entries` (128) fields and no field or value is longer
-//!   than `hash-max-listpack-value` (64 bytes); its size is `lpBytes`;
+//!   than `hash-max-listpack-value` (64 bytes); its size is `lpBytes`. Stored
+//!   like Redis's listpack in one buffer, field, value, field, value...
+//!   ([`crate::packed::Packed`]: one allocation per hash, each string behind a
+//!   1-2 byte length header). Unlike a listpack, a value that reads as an
+//!   integer keeps its digits (so HGET answers with a slice of the buffer),
+//!   and there is no backward length, header or end byte: 10 pairs of a
+//!   2-byte field and an 8-digit value take 120 bytes here, 107 in Redis's
+//!   listpack (header and end byte included);
 //! * **listpackex** (OBJECT ENCODING `listpackex`): the same listpack with a TTL
 //!   after every pair (0 for none), which the first field-expiration command on
 //!   a listpack hash makes. Its fields are kept ordered by TTL, the earliest
 //!   first and the fields without one at the end; a field whose TTL changes is
 //!   taken out and put back before the first field with no TTL or a TTL at least
 //!   as late, which is the order HGETALL shows. Its size is 24 bytes
-//!   (`listpackEx`) plus `lpBytes`;
+//!   (`listpackEx`) plus `lpBytes`. Here each field is still a record with
+//!   its own field and value allocations (not one buffer like the listpack);
 //! * **hashtable**: a [`Dict`] of [`entry`] allocations (field and value
 //!   together), whose size is the dict, 24 bytes per field, 8 per bucket and
-//!   every entry's `entryMemUsage`.
+//!   every entry's `entryMemUsage`. The dict is boxed, so the two small
+//!   encodings sit inline and a hash (like every key's
+//!   [`crate::keyspace::Value`]) stays 48 bytes.
 //!
 //! The thresholds are read from the config at each write ([`Limits`]). A hash
 //! converts before a write that brings more fields than a listpack holds or a
@@ -47,6 +57,7 @@ use rand::RngCore;
 use crate::dict::Dict;
 use crate::memory::{listpack_backlen_len, listpack_entry_bytes, listpack_int_len};
 use crate::memory::{DICT_BUCKET_SIZE, DICT_ENTRY_SIZE, DICT_SIZE, LISTPACK_END, LISTPACK_HEADER};
+use crate::packed::Packed;
 use crate::zset::clamp_usize;
 use entry::Layout;
 
@@ -111,15 +122,18 @@ struct Entry {
 
 #[derive(Debug)]
 enum Repr {
-    /// Pairs in insertion order, as a listpack appends them.
-    Listpack(Vec<(Vec<u8>, Vec<u8>)>),
+    /// Pairs in insertion order, as a listpack appends them: field, value,
+    /// field, value... in one buffer ([`Packed`]).
+    Listpack(Packed),
     ListpackEx {
         fields: Vec<LpField>,
         /// The time this hash is registered with in `subexpires`.
         registered: Option<u64>,
     },
     Table {
-        dict: Dict<Entry>,
+        /// Boxed: a dict's two tables and slab would make every hash value
+        /// (and every key's [`crate::keyspace::Value`]) as large as itself.
+        dict: Box<Dict<Entry>>,
         /// Sum of `entryMemUsage` (`htGetMetadataSize`).
         alloc: usize,
         /// The dict has the field-expiration metadata (`entryHashDictTypeWithHFE`).
@@ -207,7 +221,7 @@ fn lp_position(fields: &[LpField], ttl: u64) -> usize {
 impl Hash {
     pub fn new() -> Hash {
         Hash {
-            repr: Repr::Listpack(Vec::new()),
+            repr: Repr::Listpack(Packed::new()),
         }
     }
 
@@ -227,7 +241,7 @@ impl Hash {
     /// `hashTypeLength(o, 0)`: every field, expired or not.
     pub fn len(&self) -> usize {
         match &self.repr {
-            Repr::Listpack(pairs) => pairs.len(),
+            Repr::Listpack(pairs) => pairs.len() / 2,
             Repr::ListpackEx { fields, .. } => fields.len(),
             Repr::Table { dict, .. } => dict.len(),
         }
@@ -241,7 +255,7 @@ impl Hash {
     /// subtracted only while the hash is registered, as in Redis.
     pub fn live_len(&self, now: u64) -> usize {
         match &self.repr {
-            Repr::Listpack(pairs) => pairs.len(),
+            Repr::Listpack(pairs) => pairs.len() / 2,
             Repr::ListpackEx { fields, registered } => {
                 let expired = if registered.is_some() {
                     fields
@@ -330,7 +344,9 @@ impl Hash {
     fn convert(&mut self) {
         let (items, hfe, registered): Drained = match &mut self.repr {
             Repr::Listpack(pairs) => (
-                pairs.drain(..).map(|(f, v)| (f, v, 0)).collect(),
+                lp_pairs(pairs)
+                    .map(|(_, _, f, v)| (f.to_vec(), v.to_vec(), 0))
+                    .collect(),
                 false,
                 None,
             ),
@@ -347,7 +363,7 @@ impl Hash {
         let presize = items.len();
         let (dict, alloc) = table_of(items, presize);
         self.repr = Repr::Table {
-            dict,
+            dict: Box::new(dict),
             alloc,
             hfe,
             registered,
@@ -358,11 +374,10 @@ impl Hash {
     /// every pair.
     fn convert_to_listpack_ex(&mut self) {
         if let Repr::Listpack(pairs) = &mut self.repr {
-            let fields = pairs
-                .drain(..)
-                .map(|(field, value)| LpField {
-                    field,
-                    value,
+            let fields = lp_pairs(pairs)
+                .map(|(_, _, field, value)| LpField {
+                    field: field.to_vec(),
+                    value: value.to_vec(),
                     ttl: 0,
                 })
                 .collect();
@@ -382,7 +397,7 @@ impl Hash {
         // First where the field is and whether it has expired (a dict lookup
         // makes its rehash step here), then the answer.
         let expire = match &mut self.repr {
-            Repr::Listpack(pairs) => match pairs.iter().position(|(f, _)| f == field) {
+            Repr::Listpack(pairs) => match lp_find(pairs, field) {
                 None => return Lookup::Missing,
                 Some(_) => None,
             },
@@ -421,10 +436,7 @@ impl Hash {
     /// other families' reads).
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
         match &self.repr {
-            Repr::Listpack(pairs) => pairs
-                .iter()
-                .find(|(f, _)| f == field)
-                .map(|(_, v)| v.as_slice()),
+            Repr::Listpack(pairs) => lp_find(pairs, field).map(|(_, _, v)| v),
             Repr::ListpackEx { fields, .. } => fields
                 .iter()
                 .find(|f| f.field == field)
@@ -438,7 +450,7 @@ impl Hash {
     /// a rehash step.
     pub fn ttl(&mut self, field: &[u8]) -> Option<Option<u64>> {
         match &mut self.repr {
-            Repr::Listpack(pairs) => pairs.iter().any(|(f, _)| f == field).then_some(None),
+            Repr::Listpack(pairs) => lp_find(pairs, field).map(|_| None),
             Repr::ListpackEx { fields, .. } => fields
                 .iter()
                 .find(|f| f.field == field)
@@ -451,10 +463,7 @@ impl Hash {
     /// or dict order), with its TTL.
     pub fn entries(&self) -> Vec<(&[u8], &[u8], Option<u64>)> {
         match &self.repr {
-            Repr::Listpack(pairs) => pairs
-                .iter()
-                .map(|(f, v)| (f.as_slice(), v.as_slice(), None))
-                .collect(),
+            Repr::Listpack(pairs) => lp_pairs(pairs).map(|(_, _, f, v)| (f, v, None)).collect(),
             Repr::ListpackEx { fields, .. } => fields
                 .iter()
                 .map(|f| {
@@ -513,8 +522,8 @@ impl Hash {
         match &mut self.repr {
             Repr::Listpack(pairs) if pairs.is_empty() => None,
             Repr::Listpack(pairs) => {
-                let i = crate::sampling::c_rand(rng) as usize % pairs.len();
-                Some((pairs[i].0.as_slice(), pairs[i].1.as_slice()))
+                let i = crate::sampling::c_rand(rng) as usize % (pairs.len() / 2);
+                lp_pairs(pairs).nth(i).map(|(_, _, f, v)| (f, v))
             }
             Repr::ListpackEx { fields, .. } if fields.is_empty() => None,
             Repr::ListpackEx { fields, .. } => {
@@ -543,13 +552,14 @@ impl Hash {
             self.convert();
         }
         let created = match &mut self.repr {
-            Repr::Listpack(pairs) => match pairs.iter_mut().find(|(f, _)| f == field) {
-                Some((_, v)) => {
-                    *v = value.to_vec();
+            Repr::Listpack(pairs) => match lp_find(pairs, field) {
+                Some((_, value_at, _)) => {
+                    pairs.replace(value_at, value);
                     false
                 }
                 None => {
-                    pairs.push((field.to_vec(), value.to_vec()));
+                    pairs.push(field);
+                    pairs.push(value);
                     true
                 }
             },
@@ -610,9 +620,9 @@ impl Hash {
     /// `hashTypeDelete`: true if the field was there.
     pub fn remove(&mut self, field: &[u8]) -> bool {
         match &mut self.repr {
-            Repr::Listpack(pairs) => match pairs.iter().position(|(f, _)| f == field) {
-                Some(i) => {
-                    pairs.remove(i);
+            Repr::Listpack(pairs) => match lp_find(pairs, field) {
+                Some((field_at, _, _)) => {
+                    pairs.remove(field_at, 2);
                     true
                 }
                 None => false,
@@ -757,7 +767,7 @@ impl Hash {
     pub fn persist(&mut self, field: &[u8], now: u64) -> i64 {
         match &mut self.repr {
             Repr::Listpack(pairs) => {
-                if pairs.iter().any(|(f, _)| f == field) {
+                if lp_find(pairs, field).is_some() {
                     -1
                 } else {
                     -2
@@ -890,7 +900,7 @@ impl Hash {
                     );
                 }
                 Repr::Table {
-                    dict: copy,
+                    dict: Box::new(copy),
                     alloc,
                     hfe: *hfe,
                     registered: *registered,
@@ -916,7 +926,12 @@ impl Hash {
     pub fn from_loaded(kind: Loaded, items: Vec<(Vec<u8>, Vec<u8>, u64)>, presize: usize) -> Hash {
         let mut h = match kind {
             Loaded::Listpack => Hash {
-                repr: Repr::Listpack(items.into_iter().map(|(f, v, _)| (f, v)).collect()),
+                repr: Repr::Listpack(
+                    items
+                        .iter()
+                        .flat_map(|(f, v, _)| [f.as_slice(), v.as_slice()])
+                        .collect(),
+                ),
             },
             Loaded::ListpackEx { verbatim } => {
                 let mut fields: Vec<LpField> = Vec::with_capacity(items.len());
@@ -939,7 +954,7 @@ impl Hash {
                 let (dict, alloc) = table_of(items, presize);
                 Hash {
                     repr: Repr::Table {
-                        dict,
+                        dict: Box::new(dict),
                         alloc,
                         hfe,
                         registered: None,
@@ -994,10 +1009,7 @@ impl Hash {
         match &self.repr {
             Repr::Listpack(pairs) => {
                 LISTPACK_HEADER
-                    + pairs
-                        .iter()
-                        .map(|(f, v)| listpack_entry_bytes(f) + listpack_entry_bytes(v))
-                        .sum::<usize>()
+                    + pairs.iter().map(listpack_entry_bytes).sum::<usize>()
                     + LISTPACK_END
             }
             Repr::ListpackEx { fields, .. } => {
@@ -1023,6 +1035,25 @@ impl Hash {
             }
         }
     }
+}
+
+/// A listpack hash's pairs in order: where the field and the value start in
+/// the buffer, the field, the value.
+fn lp_pairs(p: &Packed) -> impl Iterator<Item = (usize, usize, &[u8], &[u8])> {
+    let mut it = p.iter_at();
+    std::iter::from_fn(move || {
+        let (field_at, field) = it.next()?;
+        let (value_at, value) = it.next()?;
+        Some((field_at, value_at, field, value))
+    })
+}
+
+/// `hashTypeGetFromListpack`'s `lpFind`: the pair whose field is `field` (the
+/// offsets of its field and value, and the value).
+fn lp_find<'a>(p: &'a Packed, field: &[u8]) -> Option<(usize, usize, &'a [u8])> {
+    lp_pairs(p)
+        .find(|(_, _, f, _)| *f == field)
+        .map(|(field_at, value_at, _, v)| (field_at, value_at, v))
 }
 
 /// A dict-encoded hash's table from `(field, value, ttl)` triples (a TTL of 0:
@@ -1076,6 +1107,32 @@ mod tests {
         let long = [b'x'; 65];
         small.prepare_for(&[b"f", &long], &L);
         assert_eq!(small.encoding_name(), "hashtable");
+    }
+
+    #[test]
+    fn a_listpack_hash_is_one_buffer() {
+        let mut h = Hash::new();
+        for i in 0..10 {
+            h.set(
+                format!("f{i}").as_bytes(),
+                format!("{}", 12_345_670 + i).as_bytes(),
+                false,
+                &L,
+            );
+        }
+        let Repr::Listpack(p) = &h.repr else {
+            panic!("{}", h.encoding_name())
+        };
+        // One length byte before each string, nothing else.
+        assert_eq!(p.bytes(), 10 * (1 + 2) + 10 * (1 + 8));
+        // Redis's lpBytes: header, 4 bytes a field, 6 an int32 value, end.
+        assert_eq!(h.alloc_size(), 6 + 10 * 4 + 10 * 6 + 1);
+        h.set(b"f3", b"x", false, &L);
+        assert!(h.remove(b"f0"));
+        assert_eq!(h.get(b"f3"), Some(&b"x"[..]));
+        assert_eq!(h.get(b"f0"), None);
+        assert_eq!(h.pairs()[0], (&b"f1"[..], &b"12345671"[..]));
+        assert_eq!(h.len(), 9);
     }
 
     #[test]

@@ -177,11 +177,9 @@ pub fn save_object(out: &mut Vec<u8>, value: &Value, compress: bool) {
             SetParts::Intset { values, width } => {
                 save_raw_string(out, &intset_blob(values, width), compress)
             }
-            SetParts::Listpack(members) => save_raw_string(
-                out,
-                &lpcodec::encode(members.iter().map(Vec::as_slice)),
-                compress,
-            ),
+            SetParts::Listpack(members) => {
+                save_raw_string(out, &lpcodec::encode(members.iter()), compress)
+            }
             SetParts::Table(members) => {
                 save_len(out, members.len() as u64);
                 for m in members {

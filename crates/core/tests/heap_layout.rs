@@ -1,0 +1,205 @@
+//! The core's real heap per element for strings, small hashes and small sets,
+//! counted by a global allocator around commands sent to an in-process
+//! [`Server`] (the figures labs 92e, 02d and 02f report beside Redis's
+//! `used_memory`). These tests hold the layout's properties: a string key does
+//! not carry a large enum, and a small (listpack-encoded) hash or set keeps its
+//! elements in one buffer, not one allocation per field, value or member.
+//!
+//! `cargo nextest run --release -p redislab-core --test heap_layout
+//! --no-capture` prints the figures.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering::Relaxed};
+use std::sync::Mutex;
+
+use redislab_core::hash::Hash;
+use redislab_core::keyspace::Value;
+use redislab_core::set::Set;
+use redislab_core::strings::StringValue;
+use redislab_core::Server;
+
+struct Counting {
+    on: AtomicBool,
+    requested: AtomicIsize,
+    blocks: AtomicIsize,
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting {
+    on: AtomicBool::new(false),
+    requested: AtomicIsize::new(0),
+    blocks: AtomicIsize::new(0),
+};
+
+/// One measurement at a time (the counters are process-wide).
+static SERIAL: Mutex<()> = Mutex::new(());
+
+impl Counting {
+    fn note(&self, size: usize, sign: isize) {
+        if self.on.load(Relaxed) {
+            self.requested.fetch_add(sign * size as isize, Relaxed);
+            self.blocks.fetch_add(sign, Relaxed);
+        }
+    }
+}
+
+// SAFETY: every call goes to System unchanged; the counters only observe.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            self.note(layout.size(), 1);
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            self.note(layout.size(), 1);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        self.note(layout.size(), -1);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            self.note(layout.size(), -1);
+            self.note(new_size, 1);
+        }
+        p
+    }
+}
+
+/// Live (bytes requested, blocks) that running `commands` on a fresh server
+/// left behind; the server itself is built and dropped with counting off.
+fn kept(commands: &[Vec<Vec<u8>>]) -> (f64, f64) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut server = Server::new();
+    // Warm the server's own buffers with one command of the same kind, on a
+    // key of its own, so the first measured command does not pay for them.
+    let mut warm = commands[0].clone();
+    warm[1] = b"warm-up-key".to_vec();
+    assert!(!server.run(&warm).is_error());
+    let before = (ALLOC.requested.load(Relaxed), ALLOC.blocks.load(Relaxed));
+    ALLOC.on.store(true, Relaxed);
+    for argv in commands {
+        let reply = server.run(argv);
+        assert!(!reply.is_error(), "{reply:?}");
+    }
+    ALLOC.on.store(false, Relaxed);
+    let after = (ALLOC.requested.load(Relaxed), ALLOC.blocks.load(Relaxed));
+    drop(server);
+    ((after.0 - before.0) as f64, (after.1 - before.1) as f64)
+}
+
+fn argv(parts: &[String]) -> Vec<Vec<u8>> {
+    parts.iter().map(|p| p.clone().into_bytes()).collect()
+}
+
+/// Keys per case: enough that the key table's slab and buckets are a small
+/// share, few enough to be quick.
+const KEYS: usize = 2_000;
+const FIELDS: usize = 10;
+
+fn small_hashes() -> Vec<Vec<Vec<u8>>> {
+    (0..KEYS)
+        .map(|h| {
+            let mut cmd = vec!["HSET".to_string(), format!("hs:{h:07}")];
+            for f in 0..FIELDS {
+                cmd.push(format!("f{f}"));
+                cmd.push(format!("{:08}", h * FIELDS + f));
+            }
+            argv(&cmd)
+        })
+        .collect()
+}
+
+fn small_sets() -> Vec<Vec<Vec<u8>>> {
+    (0..KEYS)
+        .map(|h| {
+            let mut cmd = vec!["SADD".to_string(), format!("ss:{h:07}")];
+            for m in 0..FIELDS {
+                cmd.push(format!("m:{:08}", h * FIELDS + m));
+            }
+            argv(&cmd)
+        })
+        .collect()
+}
+
+#[test]
+fn sizes_of_the_value_types() {
+    let sizes = [
+        ("Value", std::mem::size_of::<Value>()),
+        ("StringValue", std::mem::size_of::<StringValue>()),
+        ("Hash", std::mem::size_of::<Hash>()),
+        ("Set", std::mem::size_of::<Set>()),
+    ];
+    for (name, size) in sizes {
+        println!("size_of::<{name}>() = {size}");
+    }
+    // Every key's entry carries a Value inline in the key table's slab: the
+    // large encodings (a dict, a zset, a quicklist) are behind a pointer, so a
+    // string key pays for a string, not for the largest type (184 bytes when
+    // the hash and set dicts were inline).
+    assert!(std::mem::size_of::<Value>() <= 48);
+    assert!(std::mem::size_of::<Hash>() <= 48);
+    assert!(std::mem::size_of::<Set>() <= 40);
+}
+
+#[test]
+fn strings_per_key() {
+    let cmds: Vec<_> = (0..KEYS)
+        .map(|i| {
+            argv(&[
+                "SET".into(),
+                format!("s:{i:08}"),
+                format!("{i:08}-0000-4000-8000-000000000000"),
+            ])
+        })
+        .collect();
+    let (bytes, blocks) = kept(&cmds);
+    println!(
+        "string keys: {:.1} B requested, {:.2} blocks per key",
+        bytes / KEYS as f64,
+        blocks / KEYS as f64
+    );
+    // The key's bytes and the embstr's: nothing else per key.
+    assert!(blocks / KEYS as f64 <= 2.01);
+    // The slab entry (key, Value, expiry, LRU), the two strings and the key
+    // table's share: 172.7 B here with a 48-byte Value (311.7 B at 184).
+    assert!(bytes / (KEYS as f64) < 200.0, "{bytes}");
+}
+
+#[test]
+fn small_hashes_per_field() {
+    let (bytes, blocks) = kept(&small_hashes());
+    let fields = (KEYS * FIELDS) as f64;
+    println!(
+        "listpack hashes of {FIELDS} fields: {:.1} B requested per field, {:.2} blocks per hash",
+        bytes / fields,
+        blocks / KEYS as f64
+    );
+    // One allocation per hash for all its fields and values (a listpack's
+    // one buffer), beside the key's bytes: 2 blocks, not 2 per field.
+    assert!(blocks / (KEYS as f64) <= 2.01, "{blocks}");
+    // 25.7 B per field here (114.4 B with a Vec per field and value).
+    assert!(bytes / fields < 40.0, "{bytes}");
+}
+
+#[test]
+fn small_sets_per_member() {
+    let (bytes, blocks) = kept(&small_sets());
+    let members = (KEYS * FIELDS) as f64;
+    println!(
+        "listpack sets of {FIELDS} members: {:.1} B requested per member, {:.2} blocks per set",
+        bytes / members,
+        blocks / KEYS as f64
+    );
+    // The members' buffer and the key: 2 blocks (12 with a Vec per member).
+    assert!(blocks / (KEYS as f64) <= 2.01, "{blocks}");
+    // 62.1 B per member with a Vec per member.
+    assert!(bytes / members < 30.0, "{bytes}");
+}
