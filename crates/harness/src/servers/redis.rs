@@ -64,11 +64,15 @@ impl RedisServer {
         let mut process = ManagedProcess::spawn("redis-server", cmd, libc::SIGTERM, dir.clone())
             .inspect_err(|_| remove_tempdir(&dir))?;
         let url = format!("redis://127.0.0.1:{port}/");
+        // Ready when *our* process answers: if another server took the port
+        // between probing and binding, it would answer PING while ours exits
+        // on its bind error, and a test would share that server.
+        let pid = process.pid();
         let ready = wait_until_ready(&mut process, Duration::from_secs(20), || {
             redis::Client::open(url.as_str())
                 .and_then(|c| c.get_connection())
-                .and_then(|mut c| redis::cmd("PING").query::<String>(&mut c))
-                .is_ok()
+                .and_then(|mut c| redis::cmd("INFO").arg("server").query::<String>(&mut c))
+                .is_ok_and(|info| answered_by(&info, pid))
         });
         if let Err(e) = ready {
             let log = std::fs::read_to_string(dir.join("redis.log")).unwrap_or_default();
@@ -103,5 +107,23 @@ impl RedisServer {
     /// The temporary directory holding the server's data and log.
     pub fn tempdir(&self) -> &std::path::Path {
         self.process.tempdir()
+    }
+}
+
+/// Whether an INFO server reply comes from process `pid`.
+fn answered_by(info: &str, pid: u32) -> bool {
+    info.lines()
+        .find_map(|l| l.strip_prefix("process_id:"))
+        .is_some_and(|v| v.trim() == pid.to_string())
+}
+
+#[cfg(test)]
+mod ready_tests {
+    #[test]
+    fn another_process_on_the_port_is_not_ready() {
+        let info = "# Server\r\nredis_version:8.6.3\r\nprocess_id:4242\r\n";
+        assert!(super::answered_by(info, 4242));
+        assert!(!super::answered_by(info, 4243));
+        assert!(!super::answered_by("# Server\r\n", 4242));
     }
 }
