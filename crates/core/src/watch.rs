@@ -168,23 +168,13 @@ impl Watches {
     }
 
     /// FLUSHDB/FLUSHALL (`touchAllWatchedKeysInDb` without a database swapped
-    /// in): the watched keys for which `existed` holds lose their stale mark if
-    /// they had one, and otherwise dirty their watchers.
+    /// in): each watched key for which `existed` holds is replaced by nothing,
+    /// so it loses its stale mark if it had one and otherwise dirties its
+    /// watchers ([`Watches::swapped`] with nothing coming in).
     pub fn flushed(&mut self, mut existed: impl FnMut(&[u8]) -> bool) {
-        for (key, watchers) in self.keys.iter_mut() {
-            if !existed(key) {
-                continue;
-            }
-            for w in watchers.iter_mut() {
-                if w.dirty == Dirty::Unwatched {
-                    continue;
-                }
-                if w.stale {
-                    w.stale = false;
-                } else if w.dirty == Dirty::No {
-                    w.dirty = Dirty::Flagged;
-                }
-            }
+        let gone: Vec<Vec<u8>> = self.keys.keys().filter(|k| existed(k)).cloned().collect();
+        for key in gone {
+            self.swapped(&key, true, Incoming::Absent);
         }
     }
 
