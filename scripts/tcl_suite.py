@@ -260,11 +260,7 @@ class Shim:
         except OSError:
             pass
         finally:
-            for s in (u, c):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+            shut_both(u, c)
 
     @staticmethod
     def down(u, c):
@@ -277,11 +273,16 @@ class Shim:
         except OSError:
             pass
         finally:
-            for s in (u, c):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+            shut_both(u, c)
+
+
+def shut_both(*socks):
+    """Shuts both directions of each socket, ignoring the ones already closed."""
+    for s in socks:
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
 
 # ---------------------------------------------------------------------------------------
