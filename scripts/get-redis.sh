@@ -33,24 +33,8 @@ fi
 say "Redis $version is not cached in $dest; building it from Debian's source package."
 say "This happens once and takes about 1.5-3 minutes on 2 cores."
 
-for tool in make gcc tar; do
-  command -v "$tool" >/dev/null || fail "'$tool' is missing. Install it: apt-get install -y build-essential"
-done
-
-if ! command -v dpkg-source >/dev/null; then
-  if [ "$(id -u)" = 0 ]; then
-    say "installing dpkg-dev (needed by apt-get source)"
-    apt-get install -y -q dpkg-dev >&2 || { apt-get update -q >&2 && apt-get install -y -q dpkg-dev >&2; } \
-      || fail "could not install dpkg-dev"
-  else
-    fail "'dpkg-source' is missing. As root: apt-get install -y dpkg-dev"
-  fi
-fi
-
-work="$(mktemp -d "${TMPDIR:-/tmp}/redis-build.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
-# apt downloads as the unprivileged user _apt; let it write here.
-if [ "$(id -u)" = 0 ] && id _apt >/dev/null 2>&1; then chown _apt "$work"; fi
+redislab_need_build_tools
+redislab_build_dir redis
 
 fetch_source() {
   (cd "$work" && apt-get source --download-only "redis=5:$version-$revision" >&2)
@@ -82,15 +66,7 @@ fi
 
 orig="$(ls "$work"/redis_"$version".orig.tar.* 2>/dev/null | head -1)"
 [ -n "$orig" ] || fail "no orig tarball for $version in $(ls "$work")"
-say "unpacking $(basename "$orig")"
-mkdir -p "$work/src"
-tar -xf "$orig" -C "$work/src" --strip-components=1
-
-say "compiling (make -j2 BUILD_TLS=no, jemalloc); output in $work/build.log"
-if ! make -C "$work/src" -j"$(nproc)" BUILD_TLS=no >"$work/build.log" 2>&1; then
-  tail -30 "$work/build.log" >&2
-  fail "the Redis build failed (log above). Check that gcc, make and pkg-config are installed."
-fi
+redislab_build_orig "$orig"
 
 mkdir -p "$dest/bin.tmp"
 cp "$work/src/src/redis-server" "$work/src/src/redis-cli" "$work/src/src/redis-benchmark" "$dest/bin.tmp/"

@@ -17,7 +17,7 @@
 # started under the redis-* names), so the harness and the labs that start clusters or
 # Sentinels of their own run unchanged against it.
 #
-# Env: REDIS_LABS_CACHE (see lib.sh), SERVER_BUILD_JOBS (default 2), SERVER_NICE (default 10).
+# Env: REDIS_LABS_CACHE (see lib.sh), SERVER_BUILD_JOBS (default: the CPUs), SERVER_NICE (default 10).
 set -euo pipefail
 
 name="${1:-}"
@@ -57,13 +57,7 @@ fi
 
 say "$name $version is not cached in $dest; building it from Debian's source package $pkg."
 say "This happens once and takes a few minutes on 2 cores."
-for tool in make gcc tar; do
-  command -v "$tool" >/dev/null || fail "'$tool' is missing. Install it: apt-get install -y build-essential"
-done
-if ! command -v dpkg-source >/dev/null; then
-  [ "$(id -u)" = 0 ] || fail "'dpkg-source' is missing. As root: apt-get install -y dpkg-dev"
-  apt-get install -y -q dpkg-dev >&2 || fail "could not install dpkg-dev"
-fi
+redislab_need_build_tools
 
 # The Debian version of $pkg matching $debver_re that apt knows of (newest), or nothing.
 known_version() {
@@ -89,26 +83,13 @@ if [ -z "$debver" ]; then
   [ -n "$debver" ] || fail "Debian $suites has no source package $pkg matching $debver_re"
 fi
 
-work="$(mktemp -d "${TMPDIR:-/tmp}/$name-build.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
-# apt downloads as the unprivileged user _apt; let it write here.
-if [ "$(id -u)" = 0 ] && id _apt >/dev/null 2>&1; then chown _apt "$work"; fi
+redislab_build_dir "$name"
 say "downloading $pkg=$debver"
 (cd "$work" && apt-get source --download-only "$pkg=$debver" >&2) || fail "apt-get source $pkg=$debver failed"
 
 orig="$(ls "$work/${pkg}_$version".orig.tar.* 2>/dev/null | head -1)"
 [ -n "$orig" ] || fail "no orig tarball for $version in $(ls "$work")"
-say "unpacking $(basename "$orig")"
-mkdir -p "$work/src"
-tar -xf "$orig" -C "$work/src" --strip-components=1
-[ -d "$work/src/deps/jemalloc" ] || fail "the orig tarball has no deps/jemalloc (the build must use jemalloc)"
-
-jobs="${SERVER_BUILD_JOBS:-2}"
-say "compiling (nice make -j$jobs BUILD_TLS=no, jemalloc); output in $work/build.log"
-if ! nice -n "${SERVER_NICE:-10}" make -C "$work/src" -j"$jobs" BUILD_TLS=no >"$work/build.log" 2>&1; then
-  tail -30 "$work/build.log" >&2
-  fail "the $name build failed (log above). Check that gcc, make and pkg-config are installed."
-fi
+redislab_build_orig "$orig"
 
 mkdir -p "$dest/bin.tmp"
 for tool in server cli benchmark; do
