@@ -75,7 +75,7 @@ fn load_commands() -> Vec<Argv> {
         }
         out.push(cmd);
     }
-    let mut rng = ChaCha8Rng::seed_from_u64(SEED ^ 0x05_1);
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED ^ 0x051);
     for start in (0..SHOPS).step_by(1_000) {
         let mut cmd = argv(&["GEOADD", "g:shops"]);
         for i in start..(start + 1_000).min(SHOPS) {
