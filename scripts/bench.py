@@ -188,8 +188,10 @@ def main():
         print("bench: in-process section and memory per type (bench_inprocess)", flush=True)
         path = os.path.join(a.out, "bench-inprocess.json")
         os.makedirs(a.out, exist_ok=True)
+        started = time.time()
         subprocess.run([a.inprocess_bin, "--redis-url", f"redis://127.0.0.1:{a.redis_port}",
                         "--out", path], check=True, timeout=900)
+        print(f"bench: in-process section done in {time.time() - started:.0f} s", flush=True)
         with open(path) as f:
             inproc = json.load(f)
         os.remove(path)
