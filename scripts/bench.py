@@ -10,7 +10,17 @@ ZINCRBY, ZSCORE, ZREVRANK and ZRANGE 0 9 on the big key (requests per second,
 p50 and p99 latency). The servers alternate per command so that a noisy
 neighbour hits both alike; the figures compared are the ratios core/Redis
 inside this run (requests per second: higher is better for the core; p99:
-lower is). Writes <out>/bench.txt and <out>/bench.json.
+lower is).
+
+Before that, on the same private Redis while it is still empty, bench_inprocess
+(crates/harness/src/bin/bench_inprocess.rs) builds the same data in a core in
+its own process and on Redis, and gives (1) each command's in-process cost on
+the core (Server::run + RESP encode, ns/op, median and mean, best of 3 rounds)
+beside Redis's usec_per_call for the same calls (INFO commandstats, pipelined),
+with the ratio core mean / Redis; (2) memory per element for each type: the
+core's real heap (counting allocator) beside Redis's used_memory growth for the
+same commands. It empties the Redis when done.
+Writes <out>/bench.txt and <out>/bench.json.
 Only the Python standard library is used.
 """
 import argparse
@@ -129,6 +139,38 @@ def bench(bench_bin, port, cmd, pipeline, requests, pid=None):
     return out
 
 
+def inprocess_lines(inproc):
+    """The in-process section and the memory per type, as text."""
+    lines = []
+    rows = inproc.get("inprocess") or []
+    if rows:
+        lines += ["", f"in process: the core's Server::run + RESP encode (ns/op, best of "
+                  f"{inproc.get('inprocess_rounds', 3)} rounds; clock floor "
+                  f"{inproc.get('inprocess_clock_ns', 0)} ns) beside Redis's usec_per_call "
+                  "for the same calls (INFO commandstats, pipelined)", "",
+                  f"{'command':72} {'core p50':>9} {'core mean':>10} {'redis':>9} {'ratio':>6}"]
+        for r in rows:
+            c, red = r.get("core") or {}, r.get("redis") or {}
+            ns = red.get("usec_per_call")
+            lines.append(f"{r['command'][:72]:72} {c.get('median_ns', 0):>7,}ns {c.get('mean_ns', 0):>8,.0f}ns "
+                         + (f"{ns * 1000:>7,.0f}ns" if ns is not None else f"{'-':>9}")
+                         + (f" {r['ratio']:>6.2f}" if r.get("ratio") is not None else f" {'-':>6}"))
+        lines.append("ratio = core mean / redis usec_per_call (below 1: the core is cheaper).")
+    mem = inproc.get("memory_types") or []
+    if mem:
+        lines += ["", "memory per element, each type: the core's usable heap in process (counting allocator) "
+                  "beside Redis's used_memory growth, same commands", "",
+                  f"{'data':64} {'core':>12} {'redis':>12} {'ratio':>6}"]
+        for m in mem:
+            c, red = m.get("core") or {}, m.get("redis") or {}
+            unit = m.get("unit", "B")
+            lines.append(f"{m['label'][:64]:64} {c.get('per_element', 0):>8,.1f} {unit.split('/')[0]:>3} "
+                         + (f"{red['per_element']:>8,.1f} {unit.split('/')[0]:>3}" if "per_element" in red else f"{'-':>12}")
+                         + (f" {m['ratio']:>6.2f}" if m.get("ratio") is not None else f" {'-':>6}"))
+        lines.append("per key/field/member/sketch as the label says; ratio = core / redis.")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench-bin", required=True)
@@ -139,7 +181,20 @@ def main():
     ap.add_argument("--core-pid", type=int, default=None)
     ap.add_argument("--requests", type=int, default=100_000)
     ap.add_argument("--out", default="runs")
+    ap.add_argument("--inprocess-bin", default=None)
     a = ap.parse_args()
+    inproc = {}
+    if a.inprocess_bin:
+        print("bench: in-process section and memory per type (bench_inprocess)", flush=True)
+        path = os.path.join(a.out, "bench-inprocess.json")
+        os.makedirs(a.out, exist_ok=True)
+        started = time.time()
+        subprocess.run([a.inprocess_bin, "--redis-url", f"redis://127.0.0.1:{a.redis_port}",
+                        "--out", path], check=True, timeout=900)
+        print(f"bench: in-process section done in {time.time() - started:.0f} s", flush=True)
+        with open(path) as f:
+            inproc = json.load(f)
+        os.remove(path)
     servers = {"core": a.core_port, "redis": a.redis_port}
     pids = {"core": a.core_pid, "redis": a.redis_pid}
     memory = {}
@@ -165,7 +220,7 @@ def main():
     machine = f"{platform.node()} · {os.cpu_count()} CPUs · {platform.machine()} · {platform.platform()}"
     doc = {"bench": "redis-benchmark -c 50 -r 1000000", "redis_version": a.redis_version,
            "machine": machine, "measured": time.strftime("%Y-%m-%d %H:%M"), "memory": memory,
-           "results": results}
+           "results": results, **inproc}
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "bench.json"), "w") as f:
         json.dump(doc, f, indent=1)
@@ -200,6 +255,7 @@ def main():
         m = memory[name]
         lines.append(f"  {name:6} {m['used_memory_growth']:>12,} B  {m['bytes_per_member']:.1f} B/member")
     lines.append(f"  ratio core/redis {memory['core']['bytes_per_member'] / memory['redis']['bytes_per_member']:.2f}")
+    lines += inprocess_lines(inproc)
     text = "\n".join(lines) + "\n"
     with open(os.path.join(a.out, "bench.txt"), "w") as f:
         f.write(text)

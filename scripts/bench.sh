@@ -4,7 +4,8 @@
 #
 #   scripts/bench.sh [--out DIR] [--requests N]    default runs/bench.{txt,json}
 #
-# See scripts/bench.py for what is measured. Ratios core/Redis inside one run are the
+# See scripts/bench.py for what is measured (and crates/harness/src/bin/bench_inprocess.rs
+# for the in-process section and the memory per type). Ratios core/Redis inside one run are the
 # figures to read: this machine is shared and absolute numbers move.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -24,7 +25,10 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p "$out"
 servers_start
+echo "building the in-process bench (cargo build --release -p redislab-harness --bin bench_inprocess)" >&2
+cargo build --release -q -p redislab-harness --bin bench_inprocess
 [ -x "$REDIS_BIN_DIR/redis-benchmark" ] || { echo "bench: no redis-benchmark in $REDIS_BIN_DIR (rerun scripts/get-redis.sh)" >&2; exit 2; }
 python3 "$here/bench.py" --bench-bin "$REDIS_BIN_DIR/redis-benchmark" --redis-port "$REDIS_PORT" \
   --core-port "$CORE_PORT" --redis-version "$REDIS_VERSION" --requests "$requests" --out "$out" \
-  --redis-pid "${SERVERS_PIDS[0]}" --core-pid "${SERVERS_PIDS[1]}"
+  --redis-pid "${SERVERS_PIDS[0]}" --core-pid "${SERVERS_PIDS[1]}" \
+  --inprocess-bin "$root/target/release/bench_inprocess"

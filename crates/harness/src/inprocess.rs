@@ -158,7 +158,7 @@ pub struct Op {
 }
 
 impl Op {
-    fn fixed(name: &'static str, args: &[&str]) -> Op {
+    pub fn fixed(name: &'static str, args: &[&str]) -> Op {
         Op {
             name,
             argvs: vec![args.iter().map(|a| a.as_bytes().to_vec()).collect()],
@@ -240,6 +240,95 @@ pub fn measure_op(
             .encode(&mut out, redislab_core::reply::Protocol::Resp2);
         std::hint::black_box(&out);
     }))
+}
+
+/// Redis's server-side time for `op`: `warmup` calls, then `calls` calls sent in
+/// pipelines of [`REDIS_PIPELINE`], and the difference of `INFO commandstats`'s
+/// `calls`/`usec` for `op.name` over them (so it covers exactly those calls, and
+/// nothing else on the server enters it). None if the server keeps no
+/// commandstats.
+pub fn redis_usec_per_call(
+    kv: &mut crate::Kv,
+    op: &Op,
+    warmup: usize,
+    calls: usize,
+) -> Result<Option<f64>, String> {
+    let send = |kv: &mut crate::Kv, from: usize, n: usize| -> Result<(), String> {
+        for start in (from..from + n).step_by(REDIS_PIPELINE) {
+            let mut p = redis::pipe();
+            for i in start..(start + REDIS_PIPELINE).min(from + n) {
+                let argv = op.argv(i);
+                let c = p.cmd(&String::from_utf8_lossy(&argv[0]));
+                for a in &argv[1..] {
+                    c.arg(a.as_slice());
+                }
+                c.ignore();
+            }
+            p.query::<()>(kv.conn())
+                .map_err(|e| format!("{}: {}: {e}", kv.name, op.shown()))?;
+        }
+        Ok(())
+    };
+    send(kv, 0, warmup)?;
+    let before = crate::timing::command_stats(kv, op.name);
+    send(kv, warmup, calls)?;
+    let after = crate::timing::command_stats(kv, op.name);
+    Ok(match (before, after) {
+        (Some((c0, u0)), Some((c1, u1))) if c1 > c0 => {
+            Some(u1.saturating_sub(u0) as f64 / (c1 - c0) as f64)
+        }
+        _ => None,
+    })
+}
+
+/// Commands per pipeline in [`redis_usec_per_call`].
+pub const REDIS_PIPELINE: usize = 100;
+
+/// One command timed on both sides: the core's round with the lowest mean, and
+/// Redis's lowest `usec_per_call`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Compared {
+    pub core: Option<NsTiming>,
+    pub redis_us: Option<f64>,
+}
+
+impl Compared {
+    /// The core's mean over Redis's usec_per_call.
+    pub fn ratio(&self) -> Option<f64> {
+        Some(self.core?.mean_ns / (self.redis_us? * 1000.0))
+    }
+}
+
+/// Times `op` in `rounds` rounds, the core (`core_calls`, a tenth as warm-up)
+/// then Redis (`redis_calls`, 200 warm-up) in each, and keeps each side's best
+/// round: on a shared machine a preempted round is slower on one side only, and
+/// the least disturbed one is the figure to compare.
+pub fn compare(
+    mut server: Option<&mut Server>,
+    mut redis: Option<&mut crate::Kv>,
+    op: &Op,
+    rounds: usize,
+    core_calls: usize,
+    redis_calls: usize,
+) -> Result<Compared, String> {
+    let mut best = Compared {
+        core: None,
+        redis_us: None,
+    };
+    for _ in 0..rounds {
+        if let Some(s) = server.as_deref_mut() {
+            let t = measure_op(s, op, core_calls / 10, core_calls)?;
+            if best.core.is_none_or(|b| t.mean_ns < b.mean_ns) {
+                best.core = Some(t);
+            }
+        }
+        if let Some(kv) = redis.as_deref_mut() {
+            if let Some(us) = redis_usec_per_call(kv, op, 200, redis_calls)? {
+                best.redis_us = Some(best.redis_us.map_or(us, |b: f64| b.min(us)));
+            }
+        }
+    }
+    Ok(best)
 }
 
 #[cfg(test)]

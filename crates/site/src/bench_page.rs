@@ -3,7 +3,11 @@
 //! row per command and pipeline depth: requests per second, p50 and p99 on the
 //! core and on Redis in the same run, and their ratios (a ratio below 1 on
 //! req/s, or above 1 on p99, is the core behind Redis and is highlighted), then
-//! each server's memory for the 1M-member sorted set.
+//! each server's memory for the 1M-member sorted set; then the in-process
+//! section (`inprocess`: the core's ns/op in process beside Redis's
+//! `usec_per_call`, and their ratio, highlighted above 1) and the memory per
+//! element of each type (`memory_types`: the core's heap beside Redis's
+//! `used_memory` growth, highlighted above 1), both written by bench_inprocess.
 //!
 //! The JSON is read loosely (a field bench.py does not write is shown as "–"), so
 //! a result from an older bench.py still renders.
@@ -98,8 +102,47 @@ pub fn page(bench: &Value, origin: &str) -> String {
         }
         h.push_str("</tbody></table>\n<p class=\"meta\">The core's used_memory is its real heap (the allocator's own count); Redis's is its INFO used_memory.</p>\n");
     }
+    inprocess_tables(&mut h, bench);
     h.push_str("</main>\n</body>\n</html>\n");
     h
+}
+
+/// The in-process timings and the memory per type, where bench.json has them.
+fn inprocess_tables(h: &mut String, bench: &Value) {
+    if let Some(rows) = bench.get("inprocess").and_then(Value::as_array) {
+        let _ = writeln!(
+            h,
+            "<h2>In process: the core's cost per command beside Redis's usec_per_call</h2>\n<p>The core's <code>Server::run</code> and RESP encoding, called in a loop in one process (no socket), best of {} rounds; Redis's own server-side time for the same calls on the same data (INFO commandstats). Highlighted: the core's mean above Redis's.</p>\n<table class=\"index\">\n<thead><tr><th>command</th><th>core median</th><th>core mean</th><th>redis usec_per_call</th><th>ratio</th></tr></thead>\n<tbody>",
+            fixed(num(bench, &["inprocess_rounds"]), 0, "")
+        );
+        for r in rows {
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}</tr>",
+                esc(&text(r, "command")),
+                fixed(num(r, &["core", "median_ns"]), 0, " ns"),
+                fixed(num(r, &["core", "mean_ns"]), 0, " ns"),
+                fixed(num(r, &["redis", "usec_per_call"]).map(|us| us * 1000.0), 0, " ns"),
+                ratio(num(r, &["ratio"]), |x| x > 1.0),
+            );
+        }
+        h.push_str("</tbody></table>\n");
+    }
+    if let Some(rows) = bench.get("memory_types").and_then(Value::as_array) {
+        h.push_str("<h2>Memory per element, each type</h2>\n<p>The core's usable heap in process (a counting allocator) beside Redis's used_memory growth, for the same commands. Highlighted: the core holding more.</p>\n<table class=\"index\">\n<thead><tr><th>data</th><th>core</th><th>redis</th><th>ratio</th></tr></thead>\n<tbody>\n");
+        for m in rows {
+            let unit = format!(" {}", text(m, "unit"));
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}</tr>",
+                esc(&text(m, "label")),
+                fixed(num(m, &["core", "per_element"]), 1, &unit),
+                fixed(num(m, &["redis", "per_element"]), 1, &unit),
+                ratio(num(m, &["ratio"]), |x| x > 1.0),
+            );
+        }
+        h.push_str("</tbody></table>\n");
+    }
 }
 
 #[cfg(test)]
@@ -137,5 +180,33 @@ mod tests {
         assert!(html.contains("<td class=\"num\">–</td></tr>"), "{html}");
         assert!(html.contains("64.6 B"));
         assert!(html.contains("measured 2026-12-01 16:43"));
+        // No in-process section in an older result.
+        assert!(!html.contains("In process"));
+    }
+
+    #[test]
+    fn the_inprocess_section_and_memory_per_type_render() {
+        let bench: Value = serde_json::json!({
+            "inprocess_rounds": 3,
+            "inprocess": [
+                {"key": "get", "command": "GET s:k",
+                 "core": {"median_ns": 180, "mean_ns": 190.4}, "redis": {"usec_per_call": 0.105},
+                 "ratio": 1.81},
+                {"key": "zadd", "command": "ZADD z:lb", "core": {"median_ns": 1800, "mean_ns": 2000.0},
+                 "redis": {"usec_per_call": 2.953}, "ratio": 0.68}
+            ],
+            "memory_types": [
+                {"key": "hll-dense", "label": "300 dense HyperLogLogs", "unit": "B/sketch",
+                 "core": {"per_element": 12558.4}, "redis": {"per_element": 14394.4}, "ratio": 0.87},
+                {"key": "string", "label": "strings", "unit": "B/key", "core": {"per_element": 80.0}}
+            ]
+        });
+        let html = page(&bench, "runs/bench.json");
+        assert!(html.contains("best of 3 rounds"), "{html}");
+        assert!(html.contains("<tr><td>GET s:k</td><td class=\"num\">180 ns</td><td class=\"num\">190 ns</td><td class=\"num\">105 ns</td><td class=\"num behind\">1.81</td></tr>"), "{html}");
+        assert!(html.contains("<td class=\"num\">0.68</td>"), "{html}");
+        assert!(html.contains("<tr><td>300 dense HyperLogLogs</td><td class=\"num\">12558.4 B/sketch</td><td class=\"num\">14394.4 B/sketch</td><td class=\"num\">0.87</td></tr>"), "{html}");
+        // A case without Redis's figure shows dashes.
+        assert!(html.contains("<tr><td>strings</td><td class=\"num\">80.0 B/key</td><td class=\"num\">–</td><td class=\"num\">–</td></tr>"), "{html}");
     }
 }

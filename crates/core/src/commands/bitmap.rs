@@ -92,10 +92,27 @@ fn setbit(s: &mut Server, a: &Args) -> CmdResult {
         Some(v @ (0 | 1)) => v == 1,
         _ => return Err(Reply::error(BIT_ERROR)),
     };
-    let (sds, grew) = writable_bits(s, a.bytes(1), offset)?;
-    let bytes = sds.as_bytes_mut();
-    let old = bitmap::get_bit(bytes, offset);
-    bitmap::set_bit(bytes, offset, on);
+    let flip = |sds: &mut Sds, grew: bool| {
+        let bytes = sds.as_bytes_mut();
+        let old = bitmap::get_bit(bytes, offset);
+        bitmap::set_bit(bytes, offset, on);
+        (old, grew)
+    };
+    // An existing raw string: one search of the key table, grown in place.
+    let fast = super::string_value::edit_raw(s, a.bytes(1), |sds| {
+        let len = usize::try_from(offset >> 3).ok()?.checked_add(1)?;
+        let before = sds.len();
+        sds.grow_zero(len);
+        let grew = sds.len() != before;
+        Some(flip(sds, grew))
+    });
+    let (old, grew) = match fast {
+        Some(done) => done,
+        None => {
+            let (sds, grew) = writable_bits(s, a.bytes(1), offset)?;
+            flip(sds, grew)
+        }
+    };
     // Redis counts a change only if the string was created or grew, or the bit
     // flipped.
     s.set_dirty(u64::from(grew || old != on));

@@ -103,11 +103,39 @@ fn writable<'s>(s: &'s mut Server, key: &[u8], exists: bool) -> Result<(&'s mut 
 /// PFADD key [element ...]: 1 if any register changed (or the key was created).
 fn pfadd(s: &mut Server, a: &Args) -> CmdResult {
     let key = a.bytes(1);
-    let exists = sketch(s, key)?.is_some();
     let max = sparse_max(s);
-    let (sds, created) = writable(s, key, exists)?;
-    let mut updated = usize::from(created);
-    for element in &a.all()[2..] {
+    let elements = &a.all()[2..];
+    // An existing raw sketch (every sketch a PFADD or PFMERGE wrote): one
+    // search of the key table, the registers edited where they are.
+    let fast = super::string_value::edit_raw(s, key, |sds| {
+        hll::is_valid(sds.as_bytes()).then(|| add_elements(sds, elements, max, 0))
+    });
+    let updated = match fast {
+        Some(updated) => updated?,
+        None => {
+            let exists = sketch(s, key)?.is_some();
+            let (sds, created) = writable(s, key, exists)?;
+            add_elements(sds, elements, max, usize::from(created))?
+        }
+    };
+    // One change per register raised, and one for a new key.
+    s.set_dirty(updated as u64);
+    if updated > 0 {
+        s.notify_here(notify::STRING, "pfadd", key);
+    }
+    Ok(Reply::Integer(i64::from(updated > 0)))
+}
+
+/// PFADD's loop: each element into `sds`; returns `updated` plus the registers
+/// raised, and invalidates the cached count if that is not 0 (a new key counts
+/// as an update, as in Redis).
+fn add_elements(
+    sds: &mut Sds,
+    elements: &[Vec<u8>],
+    max: usize,
+    mut updated: usize,
+) -> Result<usize, Reply> {
+    for element in elements {
         if hll::add(sds, element, max).map_err(|_| corrupt())? {
             updated += 1;
         }
@@ -115,12 +143,7 @@ fn pfadd(s: &mut Server, a: &Args) -> CmdResult {
     if updated > 0 {
         hll::invalidate_cache(sds.bytes_mut());
     }
-    // One change per register raised, and one for a new key.
-    s.set_dirty(updated as u64);
-    if updated > 0 {
-        s.notify_here(notify::STRING, "pfadd", key);
-    }
-    Ok(Reply::Integer(i64::from(updated > 0)))
+    Ok(updated)
 }
 
 /// Folds every existing sketch among `keys` into `raw`'s one-byte maxima (which
@@ -334,6 +357,49 @@ pub fn selftest(seed: u64, limit: u64, sparse_max: usize) -> Result<(), String> 
 mod tests {
     use super::*;
     use crate::Reply;
+
+    /// PFADD and SETBIT on an existing raw string edit it with one search of
+    /// the key table (string_value::edit_raw): WATCH still notices, the TTL
+    /// stays, and a key of another type or a string that is no sketch still
+    /// gets its error from the general path.
+    #[test]
+    fn in_place_pfadd_and_setbit_tell_watch_and_keep_the_ttl() {
+        use crate::server::ConnectInfo;
+        let argv = |w: &[&str]| w.iter().map(|x| x.as_bytes().to_vec()).collect::<Vec<_>>();
+        let mut s = Server::new();
+        let c = s.connect(ConnectInfo::in_process());
+        for (setup, edit) in [
+            (&["PFADD", "k", "a"][..], &["PFADD", "k", "b"][..]),
+            (
+                &["SETBIT", "k", "100", "1"][..],
+                &["SETBIT", "k", "7", "1"][..],
+            ),
+        ] {
+            s.cmd(&["DEL", "k"]);
+            s.cmd(setup);
+            s.cmd(&["EXPIRE", "k", "100"]);
+            s.call(c, &argv(&["WATCH", "k"]));
+            assert_eq!(
+                s.cmd(edit),
+                Reply::Integer(if edit[0] == "PFADD" { 1 } else { 0 })
+            );
+            s.call(c, &argv(&["MULTI"]));
+            s.call(c, &argv(&["PING"]));
+            assert_eq!(s.call(c, &argv(&["EXEC"])), Reply::NilArray, "{edit:?}");
+            assert!(
+                matches!(s.cmd(&["TTL", "k"]), Reply::Integer(t) if t > 90),
+                "{edit:?}"
+            );
+        }
+        assert_eq!(s.cmd(&["GETBIT", "k", "7"]), Reply::Integer(1));
+        assert_eq!(s.cmd(&["GETBIT", "k", "100"]), Reply::Integer(1));
+        s.cmd(&["SET", "plain", "not a sketch at all"]);
+        assert_eq!(s.cmd(&["PFADD", "plain", "x"]), Reply::error(NOT_HLL));
+        s.cmd(&["LPUSH", "list", "x"]);
+        assert!(s.cmd(&["PFADD", "list", "x"]).is_error());
+        assert!(s.cmd(&["SETBIT", "list", "1", "1"]).is_error());
+        assert!(s.cmd(&["PFCOUNT", "k"]).is_error());
+    }
 
     #[test]
     fn pfadd_pfcount_and_the_cache() {

@@ -94,6 +94,29 @@ pub(crate) fn unshare<'s>(s: &'s mut Server, key: &[u8]) -> Option<&'s mut Sds> 
     }
 }
 
+/// The fast path of the commands that edit a string in place (PFADD, SETBIT):
+/// one search of the key table. If `key` holds a raw string (an SDS of its own,
+/// what [`unshare`] would give without copying), `f` edits it; when `f` returns
+/// `Some`, the lookup is recorded as the write it was (as `lookupKeyWrite` +
+/// `dbUnshareStringValue`: WATCH notices, the write access). `None` — no key,
+/// another type or encoding, or `f` declined — leaves the caller to take the
+/// general path ([`lookup`], then [`unshare`] or [`add_raw`]), which answers
+/// the errors.
+pub(crate) fn edit_raw<R>(
+    s: &mut Server,
+    key: &[u8],
+    f: impl FnOnce(&mut Sds) -> Option<R>,
+) -> Option<R> {
+    s.keyspace.modify(key, |v| match v {
+        Some(Value::String(StringValue::Raw(sds))) => {
+            let r = f(sds);
+            let edited = r.is_some();
+            (r, edited)
+        }
+        _ => (None, false),
+    })
+}
+
 /// [`unshare`] for a key just checked, with the error a caller bug would get.
 pub(crate) fn unshared<'s>(s: &'s mut Server, key: &[u8]) -> Result<&'s mut Sds, Reply> {
     unshare(s, key).ok_or_else(|| Reply::error(errors::WRONGTYPE))

@@ -1,0 +1,94 @@
+//! The HyperLogLog and bitmap commands that edit or read a sketch in place
+//! allocate no more than a GET does once their keys exist: PFCOUNT of a cached
+//! dense key (no decoding, no copy of the 12 KB registers), PFCOUNT and PFMERGE
+//! of ten dense keys (the registers on the stack, the sources read where they
+//! are stored, dest rewritten in place), PFADD to a dense key, SETBIT inside an
+//! existing bitmap. Counted with a global allocator over this test binary,
+//! through the whole command path (`Server::run`).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use redislab_core::Server;
+
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards to the system allocator, counting calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn argv(words: &[&str]) -> Vec<Vec<u8>> {
+    words.iter().map(|w| w.as_bytes().to_vec()).collect()
+}
+
+/// Allocations per call over `rounds` calls of `cmds` in turn (after one
+/// unmeasured pass), replies dropped.
+fn per_call(s: &mut Server, cmds: &[Vec<Vec<u8>>], rounds: usize) -> f64 {
+    for c in cmds {
+        assert!(!s.run(c).is_error(), "{c:?}");
+    }
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    for i in 0..rounds {
+        drop(s.run(&cmds[i % cmds.len()]));
+    }
+    (ALLOCATIONS.load(Ordering::Relaxed) - before) as f64 / rounds as f64
+}
+
+#[test]
+fn in_place_hll_and_bit_commands_allocate_no_more_than_get() {
+    let mut s = Server::new();
+    s.run(&argv(&["SET", "str", "value"]));
+    for k in 0..10 {
+        let mut cmd = argv(&["PFADD", &format!("d{k}")]);
+        cmd.extend((0..5_000).map(|j| format!("v:{k}:{j}").into_bytes()));
+        s.run(&cmd);
+        assert_eq!(
+            s.run(&argv(&["PFDEBUG", "ENCODING", &format!("d{k}")])),
+            redislab_core::Reply::Status("dense".into())
+        );
+    }
+    s.run(&argv(&["PFMERGE", "dest", "d0"]));
+    s.run(&argv(&["SETBIT", "bits", "131071", "1"]));
+    let get = per_call(&mut s, &[argv(&["GET", "str"])], 1_000);
+    let ten: Vec<String> = (0..10).map(|k| format!("d{k}")).collect();
+    let ten: Vec<&str> = ten.iter().map(String::as_str).collect();
+    let pfcount10 = [["PFCOUNT"].as_slice(), &ten].concat();
+    let pfmerge10 = [["PFMERGE", "dest"].as_slice(), &ten].concat();
+    let cases: Vec<(&str, Vec<Vec<Vec<u8>>>)> = vec![
+        ("PFCOUNT cached", vec![argv(&["PFCOUNT", "d1"])]),
+        ("PFCOUNT of 10", vec![argv(&pfcount10)]),
+        ("PFMERGE of 10", vec![argv(&pfmerge10)]),
+        (
+            "PFADD dense",
+            (0..64)
+                .map(|i| argv(&["PFADD", "d2", &format!("x:{i}")]))
+                .collect(),
+        ),
+        (
+            "SETBIT",
+            (0..64)
+                .map(|i| argv(&["SETBIT", "bits", &(i * 997).to_string(), "1"]))
+                .collect(),
+        ),
+    ];
+    for (name, cmds) in cases {
+        let n = per_call(&mut s, &cmds, 500);
+        assert!(n <= get, "{name}: {n} allocations per call, GET {get}");
+    }
+}
