@@ -356,6 +356,12 @@ impl Executor {
 
     fn run_batch(&mut self, id: ClientId, mut requests: Batch) {
         if let Some(conn) = self.conns.get_mut(&id) {
+            // A pipelined batch: its keys are brought into the cache first
+            // (one request alone would only hash its key twice).
+            if requests.len() > 1 && conn.queue.is_empty() {
+                self.server
+                    .prefetch_keys(id, requests.iter().map(Vec::as_slice));
+            }
             conn.queue.extend(requests.drain(..).map(Item::Request));
             conn.queue.push_back(Item::EndOfRun);
             conn.handle.out.recycle(&mut conn.spent, Some(requests));
