@@ -1270,14 +1270,17 @@ impl<V> Dict<V> {
         }
     }
 
-    /// Stage 3: `f` sees the head entries (brought in by stage 2) and
-    /// prefetches what they point to (the key's bytes, the value's).
+    /// Stage 3: `f` sees the head entry of `hash` (brought in by stage 2) and
+    /// prefetches what it points to (the key's bytes, the value's); a head
+    /// of another hash has the next entry of its chain prefetched instead.
     #[inline]
     pub fn prefetch_with(&self, hash: u64, f: impl Fn(&[u8], &V)) {
         for slot in self.tables.heads(hash) {
             if let Some(Some(e)) = self.slab.slots.get(slot as usize) {
                 if e.hash == hash {
                     f(&e.key, &e.value);
+                } else if let Some(next) = self.slab.slots.get(e.next as usize) {
+                    prefetch(next);
                 }
             }
         }

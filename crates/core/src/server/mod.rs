@@ -1063,6 +1063,36 @@ mod tests {
         );
     }
 
+    /// A transport's prefetch of a batch is a hint: whatever the requests
+    /// (empty, unknown, short of their key, a container command, another
+    /// client's id), it looks nothing up for real, so no statistics move and
+    /// the keys answer as before, also in a dict halfway through a rehash.
+    #[test]
+    fn prefetching_a_batch_changes_nothing() {
+        let mut s = Server::new();
+        let c = s.connect(ConnectInfo::in_process());
+        let argv = |w: &[&str]| w.iter().map(|x| x.as_bytes().to_vec()).collect::<Vec<_>>();
+        for i in 0..1500 {
+            s.call(c, &argv(&["SET", &format!("k{i}"), "v"]));
+        }
+        let (hits, misses) = (s.stats.keyspace_hits, s.stats.keyspace_misses);
+        let batch = [
+            vec![],
+            argv(&["GET"]),
+            argv(&["GET", "k1"]),
+            argv(&["get", "nothere"]),
+            argv(&["CONFIG", "GET", "k2"]),
+            argv(&["NOPE", "k3"]),
+            argv(&["MSET", "k4", "v", "k5", "v"]),
+            vec![vec![0xff; 40], vec![0; 3]],
+        ];
+        s.prefetch_keys(c, batch.iter().map(Vec::as_slice));
+        s.prefetch_keys(9999, batch.iter().map(Vec::as_slice));
+        assert_eq!((s.stats.keyspace_hits, s.stats.keyspace_misses), (hits, misses));
+        assert_eq!(s.call(c, &argv(&["GET", "k1"])), Reply::bulk("v"));
+        assert_eq!(s.call(c, &argv(&["DBSIZE"])), Reply::Integer(1500));
+    }
+
     #[test]
     fn each_client_has_its_own_database() {
         let mut s = Server::new();
