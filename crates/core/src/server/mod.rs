@@ -485,13 +485,22 @@ impl Server {
         let Some(ks) = self.dbs.get(client.db).map(|_| self.db(client.db)) else {
             return;
         };
+        // A pipeline mostly repeats one command: its name is looked up once.
+        let mut last: Option<(&[u8], Option<usize>)> = None;
         ks.prefetch(requests.filter_map(|argv| {
-            let spec = table::lookup(argv.first()?)?;
-            let first = usize::try_from(spec.keys.first).ok().filter(|&f| f > 0)?;
-            if spec.is_container() {
-                return None;
-            }
-            argv.get(first).map(Vec::as_slice)
+            let name = argv.first()?.as_slice();
+            let first = match last {
+                Some((n, first)) if n == name => first,
+                _ => {
+                    let first = table::lookup(name)
+                        .filter(|spec| !spec.is_container())
+                        .and_then(|spec| usize::try_from(spec.keys.first).ok())
+                        .filter(|&f| f > 0);
+                    last = Some((name, first));
+                    first
+                }
+            };
+            argv.get(first?).map(Vec::as_slice)
         }));
     }
 
@@ -1088,7 +1097,10 @@ mod tests {
         ];
         s.prefetch_keys(c, batch.iter().map(Vec::as_slice));
         s.prefetch_keys(9999, batch.iter().map(Vec::as_slice));
-        assert_eq!((s.stats.keyspace_hits, s.stats.keyspace_misses), (hits, misses));
+        assert_eq!(
+            (s.stats.keyspace_hits, s.stats.keyspace_misses),
+            (hits, misses)
+        );
         assert_eq!(s.call(c, &argv(&["GET", "k1"])), Reply::bulk("v"));
         assert_eq!(s.call(c, &argv(&["DBSIZE"])), Reply::Integer(1500));
     }
