@@ -409,7 +409,7 @@ impl Tables {
     /// once [`Tables::prefetch_buckets`] brought them in).
     #[inline]
     pub fn heads(&self, hash: u64) -> impl Iterator<Item = Slot> + '_ {
-        self.bucket_addrs(hash).map(|&b| b).filter(|&b| b != NIL)
+        self.bucket_addrs(hash).copied().filter(|&b| b != NIL)
     }
 
     /// Every slot: table 0 then table 1, bucket by bucket, each chain from its
