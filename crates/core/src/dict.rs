@@ -36,6 +36,12 @@
 //! * **Entry handles** ([`EntryRef`]): what a lookup found, so the keyspace can
 //!   hash a key once per command and then read, change or unlink it, as
 //!   Redis's `dictEntryLink` lets `lookupKey` callers do.
+//! * **Prefetching a batch** ([`Dict::prefetch_buckets`],
+//!   [`Dict::prefetch_heads`], [`Dict::prefetch_with`]): the stages Redis 8's
+//!   `prefetchCommands` runs over a pipelined batch's keys before executing
+//!   it (buckets, then the entries at their heads, then the bytes they point
+//!   to), so the batch waits for memory once per stage rather than three
+//!   times per key. Hints only: nothing is changed, no rehash step is taken.
 //!
 //! # One table machine, two kinds of entry storage
 //!
