@@ -301,6 +301,46 @@ impl Keyspace {
 
     // ----- lookups -----
 
+    /// Brings the memory a lookup of each of `keys` will read into the cache,
+    /// a few keys at a time, in three passes (Redis 8's `prefetchCommands`
+    /// for the key dict): the buckets, then the entries at their heads, then
+    /// the key's and the string value's bytes. A pipelined batch of lookups
+    /// then waits for memory once per pass instead of three times per key.
+    /// Only a hint: nothing changes, and a key that is not there costs its
+    /// hash and a bucket read.
+    pub fn prefetch<'a>(&self, keys: impl Iterator<Item = &'a [u8]>) {
+        const AT_ONCE: usize = 16;
+        if self.entries.is_empty() {
+            return;
+        }
+        let mut keys = keys.peekable();
+        while keys.peek().is_some() {
+            let mut hashes = [0u64; AT_ONCE];
+            let mut n = 0;
+            for key in keys.by_ref().take(AT_ONCE) {
+                hashes[n] = self.entries.hash_of(key);
+                self.entries.prefetch_buckets(hashes[n]);
+                n += 1;
+            }
+            for &h in &hashes[..n] {
+                self.entries.prefetch_heads(h);
+            }
+            for &h in &hashes[..n] {
+                self.entries.prefetch_with(h, |key, entry| {
+                    crate::dict::prefetch(key.as_ptr());
+                    match &entry.value {
+                        Value::String(StringValue::Embstr(v)) => crate::dict::prefetch(v.as_ptr()),
+                        Value::String(StringValue::Raw(v)) => {
+                            crate::dict::prefetch(v.as_bytes().as_ptr())
+                        }
+                        Value::Zset(z) => crate::dict::prefetch::<Zset>(&**z),
+                        _ => {}
+                    }
+                });
+            }
+        }
+    }
+
     /// The entry of a live `key`: one dict lookup (with its rehash step); a key
     /// past its deadline is deleted here (`expireIfNeeded`) and reported missing.
     fn live(&mut self, key: &[u8]) -> Option<EntryRef> {

@@ -306,6 +306,12 @@ pub async fn serve(
             parser.feed(&chunk[..n]);
             let mut requests = {
                 let mut r = lock(&out.recycled);
+                // The spent argument vectors went cold while the other
+                // connections ran: ask for all of them at once, then read
+                // them (one wait for memory instead of one per request).
+                for argv in &r.0 {
+                    redislab_core::dict::prefetch(argv.as_ptr());
+                }
                 for argv in r.0.drain(..) {
                     parser.recycle(argv);
                 }

@@ -5,7 +5,9 @@
 //! thread when the lock is free ([`Executor::try_inline`]); otherwise, and for
 //! anything that may start a script, it goes to the executor thread
 //! ([`Job::Run`]), which also runs the cron and the blocked clients' timeouts.
-//! Either way the executor runs each client's queue in order through
+//! Either way a batch of several requests first has its keys prefetched
+//! ([`Server::prefetch_keys`], Redis 8's `prefetchCommands`), then the
+//! executor runs each client's queue in order through
 //! [`Server::call_into`], which encodes the replies in the client's protocol
 //! into one output buffer the executor reuses for every batch, and writes that
 //! buffer to the client's socket once per batch ([`Output::send`]: straight to
@@ -356,6 +358,12 @@ impl Executor {
 
     fn run_batch(&mut self, id: ClientId, mut requests: Batch) {
         if let Some(conn) = self.conns.get_mut(&id) {
+            // A pipelined batch: its keys are brought into the cache first
+            // (one request alone would only hash its key twice).
+            if requests.len() > 1 && conn.queue.is_empty() {
+                self.server
+                    .prefetch_keys(id, requests.iter().map(Vec::as_slice));
+            }
             conn.queue.extend(requests.drain(..).map(Item::Request));
             conn.queue.push_back(Item::EndOfRun);
             conn.handle.out.recycle(&mut conn.spent, Some(requests));

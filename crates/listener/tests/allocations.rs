@@ -95,10 +95,14 @@ fn pipelined_requests_allocate_nothing_per_command() {
     // int dropped without a free, and `+OK` written from a static string.
     let set = b"*3\r\n$3\r\nSET\r\n$1\r\ns\r\n$8\r\n12345678\r\n";
     let per_set = allocations_per_request(&mut s, set, (b"+OK", 5), 1000, 50);
+    // A batch mixing them, as a pipelining client sends it: the batch's key
+    // prefetch (buckets, entries, key bytes) allocates nothing either.
+    let mixed: Vec<u8> = [&set[..], &get[..], &incr[..]].concat();
+    let per_mixed = allocations_per_request(&mut s, &mixed, (b"", 21), 1000, 50) / 3.0;
     // One request per round trip: one batch per command.
     let per_single_get = allocations_per_request(&mut s, get, (b"$-1\r\n", 5), 1, 5000);
     eprintln!(
-        "allocations per request: GET {per_get:.3}, INCR {per_incr:.3}, SET {per_set:.3}, GET unpipelined {per_single_get:.3}"
+        "allocations per request: GET {per_get:.3}, INCR {per_incr:.3}, SET {per_set:.3}, mixed {per_mixed:.3}, GET unpipelined {per_single_get:.3}"
     );
     assert!(
         per_single_get < 0.1,
@@ -110,4 +114,8 @@ fn pipelined_requests_allocate_nothing_per_command() {
     assert!(per_incr < 0.05, "INCR: {per_incr} allocations per request");
     // It was 1 per command: `Reply::Status("OK".into())` allocated a String.
     assert!(per_set < 0.05, "SET: {per_set} allocations per request");
+    assert!(
+        per_mixed < 0.05,
+        "SET/GET/INCR: {per_mixed} allocations per request"
+    );
 }
