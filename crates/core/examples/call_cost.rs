@@ -9,33 +9,12 @@
 //! of N commands, default 200,000), and allocations per command (a counting
 //! global allocator).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use redislab_core::server::{ClientKind, ConnectInfo};
 use redislab_core::Server;
 
-struct Counting;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: forwards to the system allocator, counting calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: redislab_alloc::CountingAlloc = redislab_alloc::CountingAlloc::new();
 
 const KEYS: usize = 1000;
 const PASSES: usize = 15;
@@ -73,7 +52,7 @@ fn main() {
     // alike; the best pass of each is printed.
     for _ in 0..PASSES {
         for (t, (_, argvs)) in tests.iter().enumerate() {
-            let a0 = ALLOCATIONS.load(Relaxed);
+            let a0 = GLOBAL.calls();
             let started = thread_cpu_ns();
             for i in 0..n {
                 s.call_into(id, &argvs[i % KEYS], &mut out);
@@ -82,7 +61,7 @@ fn main() {
                 }
             }
             let ns = (thread_cpu_ns() - started) as f64 / n as f64;
-            allocs[t] = (ALLOCATIONS.load(Relaxed) - a0) as f64 / n as f64;
+            allocs[t] = (GLOBAL.calls() - a0) as f64 / n as f64;
             best[t] = best[t].min(ns);
             out.clear();
         }

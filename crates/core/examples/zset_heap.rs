@@ -18,78 +18,15 @@
 //! Members are 8 to 16 decimal digits (`i` left-padded with zeros to a length
 //! cycling through 8..=16), scores `i * 2654435761 mod 1000003` (some ties).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use redislab_core::zset::{AddFlags, Limits, Zset};
 
-struct Counting {
-    on: AtomicBool,
-    requested: AtomicIsize,
-    usable: AtomicIsize,
-    blocks: AtomicIsize,
-}
-
 #[global_allocator]
-static ALLOC: Counting = Counting {
-    on: AtomicBool::new(true),
-    requested: AtomicIsize::new(0),
-    usable: AtomicIsize::new(0),
-    blocks: AtomicIsize::new(0),
-};
-
-impl Counting {
-    fn note(&self, ptr: *mut u8, size: usize, sign: isize) {
-        if ptr.is_null() || !self.on.load(Relaxed) {
-            return;
-        }
-        // SAFETY: `ptr` is a live block of the System allocator (glibc malloc).
-        let usable = unsafe { libc::malloc_usable_size(ptr.cast()) };
-        self.requested.fetch_add(sign * size as isize, Relaxed);
-        self.usable.fetch_add(sign * usable as isize, Relaxed);
-        self.blocks.fetch_add(sign, Relaxed);
-    }
-
-    fn snapshot(&self) -> [i64; 3] {
-        [
-            self.requested.load(Relaxed) as i64,
-            self.usable.load(Relaxed) as i64,
-            self.blocks.load(Relaxed) as i64,
-        ]
-    }
-}
-
-// SAFETY: every call goes to System unchanged; the counters only observe.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc(layout);
-        self.note(p, layout.size(), 1);
-        p
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc_zeroed(layout);
-        self.note(p, layout.size(), 1);
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        self.note(ptr, layout.size(), -1);
-        System.dealloc(ptr, layout);
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        self.note(ptr, layout.size(), -1);
-        let p = System.realloc(ptr, layout, new_size);
-        if p.is_null() {
-            self.note(ptr, layout.size(), 1);
-        } else {
-            self.note(p, new_size, 1);
-        }
-        p
-    }
-}
+static ALLOC: redislab_alloc::CountingAlloc = redislab_alloc::CountingAlloc::new();
 
 const N: usize = 1_000_000;
 const OPS: usize = 1_000_000;
@@ -144,18 +81,19 @@ fn main() {
     let before = ALLOC.snapshot();
     let z = build(&members);
     let after = ALLOC.snapshot();
-    let per = |k: usize| (after[k] - before[k]) as f64 / N as f64;
+    let kept = after.since(before);
+    let per = |bytes: i64| bytes as f64 / N as f64;
     println!("core: {N} members ({avg_len:.1} B avg), skiplist-encoded");
     println!(
         "core heap per member: {:.1} B requested, {:.1} B usable, {:.2} allocations",
-        per(0),
-        per(1),
-        per(2)
+        per(kept.requested),
+        per(kept.usable),
+        per(kept.blocks)
     );
     drop(z);
 
     // Timing, with counting off.
-    ALLOC.on.store(false, Relaxed);
+    ALLOC.set_counting(false);
     let mut best_build = f64::MAX;
     let mut z = Zset::new();
     for _ in 0..3 {

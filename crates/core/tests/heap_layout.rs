@@ -8,8 +8,6 @@
 //! `cargo nextest run --release -p redislab-core --test heap_layout
 //! --no-capture` prints the figures.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use redislab_core::hash::Hash;
@@ -18,60 +16,11 @@ use redislab_core::set::Set;
 use redislab_core::strings::StringValue;
 use redislab_core::Server;
 
-struct Counting {
-    on: AtomicBool,
-    requested: AtomicIsize,
-    blocks: AtomicIsize,
-}
-
 #[global_allocator]
-static ALLOC: Counting = Counting {
-    on: AtomicBool::new(false),
-    requested: AtomicIsize::new(0),
-    blocks: AtomicIsize::new(0),
-};
+static ALLOC: redislab_alloc::CountingAlloc = redislab_alloc::CountingAlloc::new();
 
 /// One measurement at a time (the counters are process-wide).
 static SERIAL: Mutex<()> = Mutex::new(());
-
-impl Counting {
-    fn note(&self, size: usize, sign: isize) {
-        if self.on.load(Relaxed) {
-            self.requested.fetch_add(sign * size as isize, Relaxed);
-            self.blocks.fetch_add(sign, Relaxed);
-        }
-    }
-}
-
-// SAFETY: every call goes to System unchanged; the counters only observe.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            self.note(layout.size(), 1);
-        }
-        p
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            self.note(layout.size(), 1);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        self.note(layout.size(), -1);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            self.note(layout.size(), -1);
-            self.note(new_size, 1);
-        }
-        p
-    }
-}
 
 /// Live (bytes requested, blocks) that running `commands` on a fresh server
 /// left behind; the server itself is built and dropped with counting off.
@@ -83,16 +32,15 @@ fn kept(commands: &[Vec<Vec<u8>>]) -> (f64, f64) {
     let mut warm = commands[0].clone();
     warm[1] = b"warm-up-key".to_vec();
     assert!(!server.run(&warm).is_error());
-    let before = (ALLOC.requested.load(Relaxed), ALLOC.blocks.load(Relaxed));
-    ALLOC.on.store(true, Relaxed);
+    let before = ALLOC.snapshot();
     for argv in commands {
         let reply = server.run(argv);
         assert!(!reply.is_error(), "{reply:?}");
     }
-    ALLOC.on.store(false, Relaxed);
-    let after = (ALLOC.requested.load(Relaxed), ALLOC.blocks.load(Relaxed));
+    let after = ALLOC.snapshot();
     drop(server);
-    ((after.0 - before.0) as f64, (after.1 - before.1) as f64)
+    let kept = after.since(before);
+    (kept.requested as f64, kept.blocks as f64)
 }
 
 fn argv(parts: &[String]) -> Vec<Vec<u8>> {

@@ -6,32 +6,11 @@
 //! existing bitmap. Counted with a global allocator over this test binary,
 //! through the whole command path (`Server::run`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use redislab_core::Server;
 
-struct Counting;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: forwards to the system allocator, counting calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: redislab_alloc::CountingAlloc = redislab_alloc::CountingAlloc::new();
 
 fn argv(words: &[&str]) -> Vec<Vec<u8>> {
     words.iter().map(|w| w.as_bytes().to_vec()).collect()
@@ -43,11 +22,11 @@ fn per_call(s: &mut Server, cmds: &[Vec<Vec<u8>>], rounds: usize) -> f64 {
     for c in cmds {
         assert!(!s.run(c).is_error(), "{c:?}");
     }
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = GLOBAL.calls();
     for i in 0..rounds {
         drop(s.run(&cmds[i % cmds.len()]));
     }
-    (ALLOCATIONS.load(Ordering::Relaxed) - before) as f64 / rounds as f64
+    (GLOBAL.calls() - before) as f64 / rounds as f64
 }
 
 #[test]

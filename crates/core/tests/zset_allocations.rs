@@ -9,34 +9,13 @@
 //! tree node, which allocates the new node: held to under one allocation per
 //! hundred rounds.
 
-use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use redislab_core::zset::{AddFlags, AddOutcome, Layout, Limits, Zset};
 
-struct Counting;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: forwards to the system allocator, counting calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: AllocLayout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: AllocLayout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: AllocLayout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: redislab_alloc::CountingAlloc = redislab_alloc::CountingAlloc::new();
 
 const MEMBERS: usize = 20_000;
 
@@ -82,7 +61,7 @@ fn per_member_ops_allocations(layout: Layout) -> u64 {
         })
         .collect();
     let (mut moved, mut checksum) = (0, 0usize);
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = GLOBAL.calls();
     for &(i, score, step) in &picks {
         let m = &members[i];
         // ZADD of an existing member to a far score, then ZINCRBY by a little.
@@ -103,7 +82,7 @@ fn per_member_ops_allocations(layout: Layout) -> u64 {
             .map(|(_, m)| m.len())
             .sum::<usize>();
     }
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    let after = GLOBAL.calls();
     assert!(moved > 3000, "most ZADDs moved their member ({moved})");
     assert!(checksum > 0);
     after - before

@@ -26,7 +26,7 @@
 //! * [`heap`]: that heap for some commands in process, beside Redis's `used_memory`
 //!   growth for the same commands.
 
-pub mod alloc;
+pub use redislab_alloc as alloc;
 pub mod backend;
 pub mod catalog;
 pub mod chart;

@@ -6,34 +6,13 @@
 //! answers a shared null, INCR of an existing counter changes it in place, SET
 //! of an integer stores it in the key's entry and answers a borrowed `+OK`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use redislab_listener::CoreListener;
 
-struct Counting;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: forwards to the system allocator, counting calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: redislab_alloc::CountingAlloc = redislab_alloc::CountingAlloc::new();
 
 /// Sends `request` (`count` pipelined requests) and reads exactly `reply_len`
 /// bytes back, into buffers allocated by the caller.
@@ -68,11 +47,11 @@ fn allocations_per_request(
     for reply in buf.chunks(reply_len) {
         assert!(reply.starts_with(starts) && reply.ends_with(b"\r\n"));
     }
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = GLOBAL.calls();
     for _ in 0..rounds {
         round(s, &request, &mut buf);
     }
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    let after = GLOBAL.calls();
     (after - before) as f64 / (count * rounds) as f64
 }
 

@@ -1,14 +1,17 @@
-//! A counting global allocator, to measure what a structure really holds on the heap.
+//! A counting global allocator, to measure what a structure really holds on the heap
+//! and how many allocations a code path makes.
 //!
 //! [`CountingAlloc`] wraps [`std::alloc::System`] and keeps, for the whole process,
 //! the bytes currently allocated as requested, the same at the allocator's usable
-//! size (`malloc_usable_size`, on glibc) and the number of live allocations. A lab
-//! binary that wants it declares
+//! size (`malloc_usable_size`, on glibc), the number of live allocations, and the
+//! number of allocating calls made so far (`alloc`, `alloc_zeroed`, `realloc`). One
+//! copy serves the labs (through `redislab_harness::alloc`), the core's and the
+//! listener's allocation tests and the core's examples. A binary that wants it
+//! declares
 //!
 //! ```ignore
 //! #[global_allocator]
-//! static ALLOC: redislab_harness::alloc::CountingAlloc =
-//!     redislab_harness::alloc::CountingAlloc::new();
+//! static ALLOC: redislab_alloc::CountingAlloc = redislab_alloc::CountingAlloc::new();
 //! ```
 //!
 //! and reads [`CountingAlloc::snapshot`] before and after building something; the
@@ -22,7 +25,7 @@
 //! snapshots. Snapshots only compare within a stretch where counting stayed on.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, Ordering::Relaxed};
 
 /// The live heap at one moment.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -55,6 +58,7 @@ pub struct CountingAlloc {
     requested: AtomicIsize,
     usable: AtomicIsize,
     blocks: AtomicIsize,
+    calls: AtomicU64,
 }
 
 impl CountingAlloc {
@@ -64,6 +68,7 @@ impl CountingAlloc {
             requested: AtomicIsize::new(0),
             usable: AtomicIsize::new(0),
             blocks: AtomicIsize::new(0),
+            calls: AtomicU64::new(0),
         }
     }
 
@@ -81,8 +86,15 @@ impl CountingAlloc {
         }
     }
 
+    /// Allocating calls (`alloc`, `alloc_zeroed`, `realloc`) made while counting
+    /// was on: the difference over a stretch of code is how often it allocated.
+    pub fn calls(&self) -> u64 {
+        self.calls.load(Relaxed)
+    }
+
     fn added(&self, ptr: *mut u8, size: usize) {
         if !ptr.is_null() && self.on.load(Relaxed) {
+            self.calls.fetch_add(1, Relaxed);
             self.requested.fetch_add(size as isize, Relaxed);
             self.usable
                 .fetch_add(usable_size(ptr, size) as isize, Relaxed);
@@ -144,6 +156,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
         if !self.on.load(Relaxed) {
             return System.realloc(ptr, layout, new_size);
         }
+        self.calls.fetch_add(1, Relaxed);
         let old_usable = usable_size(ptr, layout.size());
         let new = System.realloc(ptr, layout, new_size);
         if !new.is_null() {
@@ -175,6 +188,7 @@ mod tests {
             let q = a.realloc(p, layout, 300);
             assert_eq!(a.snapshot().requested, 300);
             assert_eq!(a.snapshot().blocks, 1);
+            assert_eq!(a.calls(), 2);
             a.dealloc(q, Layout::from_size_align(300, 8).unwrap());
         }
         assert_eq!(a.snapshot(), Heap::default());
@@ -184,6 +198,7 @@ mod tests {
             a.dealloc(p, layout);
         }
         assert_eq!(a.snapshot(), Heap::default());
+        assert_eq!(a.calls(), 2, "nothing counted while off");
         let after = Heap {
             requested: 10,
             usable: 16,
