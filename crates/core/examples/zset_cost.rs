@@ -23,6 +23,9 @@ fn thread_cpu_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
+/// (label, argv, calls per pass, setup before each call)
+type Op<'a> = (&'a str, Vec<Vec<u8>>, usize, Option<Vec<Vec<u8>>>);
+
 fn argv(words: &[&str]) -> Vec<Vec<u8>> {
     words.iter().map(|w| w.as_bytes().to_vec()).collect()
 }
@@ -55,7 +58,7 @@ fn main() {
     let (from, to) = ((rank - 5).to_string(), (rank + 5).to_string());
     let store = argv(&["ZRANGESTORE", "top", "lb", "0", "999", "REV"]);
     // (label, argv, calls per pass, setup before each call)
-    let ops: Vec<(&str, Vec<Vec<u8>>, usize, Option<Vec<Vec<u8>>>)> = vec![
+    let ops: Vec<Op> = vec![
         (
             "ZRANGE 0 9 REV WITHSCORES",
             argv(&["ZRANGE", "lb", "0", "9", "REV", "WITHSCORES"]),
