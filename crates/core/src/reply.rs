@@ -69,6 +69,120 @@ pub enum Reply {
     /// A reply preceded by RESP3 attributes (`|<n>` pairs): RESP2 clients see the
     /// reply alone.
     Attributed(Vec<(Reply, Reply)>, Box<Reply>),
+    /// Many members, with or without their scores, already written as bulk
+    /// strings into one buffer (ZRANGE and its forms): the bytes of
+    /// [`Reply::Array`] of bulks, or of [`Reply::Pairs`] of bulk and double,
+    /// without a reply value (and an allocation) per element.
+    Members(Members),
+}
+
+/// The elements of [`Reply::Members`]: what Redis's `addReplyBulkCBuffer` and
+/// `addReplyDouble` write straight into the client's buffer while ZRANGE walks
+/// the set. The members are encoded once (`$<len>\r\n<bytes>\r\n`, the same in
+/// both protocols) as they are read where they are stored; the scores, whose
+/// bytes depend on the protocol, are kept as numbers and printed on the stack
+/// when the reply is encoded. A reply grows its two buffers by doubling: no
+/// allocation per element.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Members {
+    bulks: Vec<u8>,
+    /// End of each member's bulk in `bulks` (with scores only).
+    ends: Vec<usize>,
+    scores: Vec<f64>,
+    with_scores: bool,
+    len: usize,
+}
+
+impl Members {
+    /// An empty reply; `with_scores` says which shape it has.
+    pub fn new(with_scores: bool) -> Members {
+        Members {
+            with_scores,
+            ..Members::default()
+        }
+    }
+
+    /// An empty reply with room for `n` elements of members about
+    /// `member_len` bytes long (the buffers still grow past it if needed).
+    pub fn with_capacity(with_scores: bool, n: usize, member_len: usize) -> Members {
+        let n = n.min(1 << 16);
+        Members {
+            bulks: Vec::with_capacity(n * (member_len + 8)),
+            ends: Vec::with_capacity(if with_scores { n } else { 0 }),
+            scores: Vec::with_capacity(if with_scores { n } else { 0 }),
+            with_scores,
+            len: 0,
+        }
+    }
+
+    /// Appends one element (its score is ignored without WITHSCORES).
+    #[inline]
+    pub fn push(&mut self, member: &[u8], score: f64) {
+        bulk(&mut self.bulks, member);
+        if self.with_scores {
+            self.ends.push(self.bulks.len());
+            self.scores.push(score);
+        }
+        self.len += 1;
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn encode(&self, out: &mut Vec<u8>, resp3: bool) {
+        if !self.with_scores {
+            header(out, b'*', self.len as i64);
+            out.extend_from_slice(&self.bulks);
+            return;
+        }
+        let n = self.len as i64;
+        header(out, b'*', if resp3 { n } else { 2 * n });
+        let mut start = 0;
+        for (&end, &score) in self.ends.iter().zip(&self.scores) {
+            if resp3 {
+                out.extend_from_slice(b"*2\r\n");
+            }
+            out.extend_from_slice(&self.bulks[start..end]);
+            start = end;
+            let text = crate::num::DoubleText::new(score);
+            if resp3 {
+                line(out, b',', text.as_bytes());
+            } else {
+                bulk(out, text.as_bytes());
+            }
+        }
+    }
+
+    /// The same reply as ordinary values: [`Reply::Array`] of bulks, or
+    /// [`Reply::Pairs`] (for scripts, and for tests comparing replies).
+    pub fn to_reply(&self) -> Reply {
+        let mut members = Vec::with_capacity(self.len);
+        let mut rest = &self.bulks[..];
+        while let Some(eol) = rest.iter().position(|&b| b == b'\r') {
+            let len: usize = std::str::from_utf8(&rest[1..eol])
+                .ok()
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(0);
+            members.push(rest[eol + 2..eol + 2 + len].to_vec());
+            rest = &rest[eol + 2 + len + 2..];
+        }
+        if self.with_scores {
+            Reply::Pairs(
+                members
+                    .into_iter()
+                    .zip(&self.scores)
+                    .map(|(m, &s)| (Reply::Bulk(m), Reply::Double(s)))
+                    .collect(),
+            )
+        } else {
+            Reply::Array(members.into_iter().map(Reply::Bulk).collect())
+        }
+    }
 }
 
 impl Reply {
@@ -188,6 +302,16 @@ impl Reply {
                 }
                 reply.encode(out, protocol);
             }
+            Reply::Members(m) => m.encode(out, resp3),
+        }
+    }
+
+    /// This reply with [`Reply::Members`] turned into the ordinary shapes it
+    /// stands for (the values a test or a script compares).
+    pub fn expanded(self) -> Reply {
+        match self {
+            Reply::Members(m) => m.to_reply(),
+            other => other,
         }
     }
 }

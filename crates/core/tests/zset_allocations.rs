@@ -98,3 +98,80 @@ fn btree_layout_per_member_ops_allocate_only_for_node_splits() {
     let n = per_member_ops_allocations(Layout::Btree);
     assert!(n < 40, "{n} allocations over 4000 rounds");
 }
+
+/// Allocations of one command run through the server (`Server::call_into`:
+/// the command path, the handler, the RESP encoding into a buffer with room).
+fn command_allocations(
+    s: &mut redislab_core::Server,
+    id: redislab_core::server::ClientId,
+    argv: &[&str],
+) -> u64 {
+    let argv: Vec<Vec<u8>> = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
+    let mut out = Vec::with_capacity(1 << 20);
+    let before = GLOBAL.calls();
+    s.call_into(id, &argv, &mut out);
+    let n = GLOBAL.calls() - before;
+    assert!(
+        out.len() > 3 && out[0] != b'-',
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+    n
+}
+
+/// Redis formats each score of a reply into the client's buffer: the core's
+/// ZRANGE replies (WITHSCORES, BYSCORE LIMIT) and ZREMRANGEBYRANK allocate as
+/// much for 1000 elements as for 10 (nothing per element), in both protocols.
+#[test]
+fn range_replies_and_rank_removal_allocate_nothing_per_element() {
+    let mut s = redislab_core::Server::new();
+    let id = s.connect(redislab_core::server::ConnectInfo::in_process());
+    for chunk in 0..(MEMBERS / 1000) {
+        let mut argv = vec!["ZADD".to_string(), "lb".to_string()];
+        for i in chunk * 1000..(chunk + 1) * 1000 {
+            argv.push(format!("{}.5", i));
+            argv.push(String::from_utf8(member(i)).unwrap());
+        }
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        command_allocations(&mut s, id, &argv);
+    }
+    for protocol in ["2", "3"] {
+        command_allocations(&mut s, id, &["HELLO", protocol]);
+        let few = command_allocations(&mut s, id, &["ZRANGE", "lb", "0", "9", "REV", "WITHSCORES"]);
+        let many = command_allocations(
+            &mut s,
+            id,
+            &["ZRANGE", "lb", "0", "999", "REV", "WITHSCORES"],
+        );
+        assert_eq!(few, many, "ZRANGE WITHSCORES, RESP{protocol}");
+        fn limit(n: &str) -> [&str; 9] {
+            [
+                "ZRANGE",
+                "lb",
+                "5000",
+                "9000",
+                "BYSCORE",
+                "LIMIT",
+                "7",
+                n,
+                "WITHSCORES",
+            ]
+        }
+        let few = command_allocations(&mut s, id, &limit("10"));
+        let many = command_allocations(&mut s, id, &limit("1000"));
+        assert_eq!(few, many, "BYSCORE LIMIT, RESP{protocol}");
+    }
+    let removal = |s: &mut redislab_core::Server, stop: &str| {
+        command_allocations(s, id, &["ZRANGESTORE", "top", "lb", "0", "1999", "REV"]);
+        command_allocations(s, id, &["ZREMRANGEBYRANK", "top", "100", stop])
+    };
+    // Each ZRANGESTORE makes a new set (a new arena): the freed records' free
+    // lists grow by doubling, a few dozen allocations for 1000 removals
+    // (before, the members were copied out: one allocation each).
+    let few = removal(&mut s, "109");
+    let many = removal(&mut s, "1099");
+    assert!(
+        many <= few + 40,
+        "ZREMRANGEBYRANK: {few} for 10, {many} for 1000"
+    );
+}

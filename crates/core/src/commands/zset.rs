@@ -22,7 +22,7 @@ use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::dict::Dict;
 use crate::keyspace::Value;
 use crate::num::{self, LexBoundSpec};
-use crate::reply::{errors, Reply};
+use crate::reply::{errors, Members, Reply};
 use crate::sampling;
 use crate::server::notify;
 use crate::zset::{AddFlags, AddOutcome, LexBound, LexRange, Limits, ScoreRange, Zset};
@@ -730,18 +730,19 @@ fn clamp_ranks(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
     Some((start as usize, end.min(len - 1) as usize))
 }
 
-/// [`range_reply`] from `(score, member)` pairs borrowed from a set: one
-/// copy of each member, into its bulk reply.
+/// The reply of ZRANGE's forms from `(score, member)` pairs borrowed from a set:
+/// each member copied once, into the reply's one buffer (no value and no
+/// allocation per element, see [`Members`]).
 fn range_reply_of<'a>(items: impl Iterator<Item = (f64, &'a [u8])>, with_scores: bool) -> Reply {
-    if with_scores {
-        Reply::Pairs(
-            items
-                .map(|(score, m)| (Reply::bulk(m), Reply::double(score)))
-                .collect(),
-        )
-    } else {
-        Reply::Array(items.map(|(_, m)| Reply::bulk(m)).collect())
+    let mut items = items.peekable();
+    // Room for as many members as the first one is long (one allocation per
+    // buffer for a set of members of one shape, as a leaderboard's are).
+    let first_len = items.peek().map_or(0, |(_, m)| m.len());
+    let mut reply = Members::with_capacity(with_scores, items.size_hint().0, first_len);
+    for (score, member) in items {
+        reply.push(member, score);
     }
+    Reply::Members(reply)
 }
 
 /// Members, or members with their scores: a flat array in RESP2, `[member,
@@ -1238,7 +1239,8 @@ mod tests {
         assert_eq!(items.len(), 5);
         // Huge ranks and limits are clamped, not overflowed.
         assert_eq!(
-            s.cmd(&["ZRANGE", "z", "-9223372036854775808", "9223372036854775807"]),
+            s.cmd(&["ZRANGE", "z", "-9223372036854775808", "9223372036854775807"])
+                .expanded(),
             Reply::Array(vec![Reply::bulk("a")])
         );
         assert_eq!(
@@ -1251,7 +1253,8 @@ mod tests {
                 "LIMIT",
                 "9223372036854775807",
                 "9223372036854775807"
-            ]),
+            ])
+            .expanded(),
             Reply::Array(vec![])
         );
         assert_eq!(

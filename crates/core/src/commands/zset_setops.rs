@@ -591,7 +591,8 @@ mod tests {
             Reply::Integer(2)
         );
         assert_eq!(
-            s.cmd(&["ZRANGE", "out", "0", "-1", "WITHSCORES"]),
+            s.cmd(&["ZRANGE", "out", "0", "-1", "WITHSCORES"])
+                .expanded(),
             scored(&["sv1", "0", "sv3", "0"])
         );
         // Not an option of ZDIFF or ZINTERCARD.
@@ -733,7 +734,8 @@ mod tests {
             Reply::Integer(4)
         );
         assert_eq!(
-            s.cmd(&["ZRANGE", "done:c1", "0", "-1", "WITHSCORES"]),
+            s.cmd(&["ZRANGE", "done:c1", "0", "-1", "WITHSCORES"])
+                .expanded(),
             scored(&["sv2", "1", "sv3", "1", "sv1", "5", "sv4", "9"])
         );
     }

@@ -106,6 +106,7 @@ pub fn reply_to_lua(lua: &Lua, reply: &Reply, resp3: bool) -> mlua::Result<Value
         }
         Reply::BigNumber(text) | Reply::Verbatim(text) => Value::String(lua.create_string(text)?),
         Reply::Attributed(_, reply) => reply_to_lua(lua, reply, resp3)?,
+        Reply::Members(m) => reply_to_lua(lua, &m.to_reply(), resp3)?,
     })
 }
 

@@ -429,10 +429,9 @@ impl Store {
     /// at the end, as in Redis's range deletions.
     fn remove_rank_range(&mut self, start: usize, end: usize) -> usize {
         match self {
-            Store::Skip { dict, order } => {
-                let removed = order.delete_rank_range_keyed(start, end);
-                forget(dict, removed)
-            }
+            Store::Skip { dict, order } => forget_each(dict, |forget| {
+                order.delete_rank_range_each(start, end, forget)
+            }),
             Store::Tree(t) if start <= end && start < t.len() => {
                 let end = end.min(t.len() - 1);
                 t.remove_rank_range(start, end)
@@ -444,8 +443,7 @@ impl Store {
     fn remove_score_range(&mut self, range: &ScoreRange) -> usize {
         match self {
             Store::Skip { dict, order } => {
-                let removed = order.delete_score_range_keyed(range);
-                forget(dict, removed)
+                forget_each(dict, |forget| order.delete_score_range_each(range, forget))
             }
             Store::Tree(_) => match (
                 self.first_in_score_range(range),
@@ -500,20 +498,25 @@ fn last_in(
     gte_min(s, m).then_some(last)
 }
 
-/// Drops members the skiplist already removed from the dict.
-/// Like Redis's range deletions, the dict does not shrink while the members go,
-/// only once at the end.
-/// The nodes are gone already: their entries are recognised by handle.
-fn forget(dict: &mut Dict<(), NodeKey>, removed: Vec<(NodeKey, Vec<u8>)>) -> usize {
+/// Drops from the dict the members a skiplist range deletion removes, as the
+/// nodes go: `run` removes them, showing each (handle, member) to the callback
+/// it is given after the node is unlinked and before its record is freed (no
+/// copy of the members). Like Redis's range deletions, the dict does not
+/// shrink while the members go, only once at the end; entries are recognised
+/// by handle.
+fn forget_each(
+    dict: &mut Dict<(), NodeKey>,
+    run: impl FnOnce(&mut dyn FnMut(NodeKey, &[u8])) -> usize,
+) -> usize {
     dict.pause_auto_resize();
-    for (key, member) in &removed {
-        dict.remove_by(dict.hash_of(member), |k| k == key);
-    }
+    let removed = run(&mut |key, member| {
+        dict.remove_by(dict.hash_of(member), |k| *k == key);
+    });
     dict.resume_auto_resize();
     if !dict.is_empty() {
         dict.shrink_if_needed();
     }
-    removed.len()
+    removed
 }
 
 #[derive(Debug)]

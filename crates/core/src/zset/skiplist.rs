@@ -681,6 +681,33 @@ impl SkipList {
         self.delete_run(&path, |i, _| i < count)
     }
 
+    /// [`SkipList::delete_rank_range_keyed`] showing each removed node to
+    /// `removed(handle, member)` instead of copying its member out.
+    pub(crate) fn delete_rank_range_each(
+        &mut self,
+        start: usize,
+        end: usize,
+        removed: impl FnMut(NodeKey, &[u8]),
+    ) -> usize {
+        if start > end || start >= self.len {
+            return 0;
+        }
+        let path = self.descend(|next_rank, _| next_rank <= start);
+        let count = end.min(self.len - 1) - start + 1;
+        self.delete_run_each(&path, |i, _| i < count, removed)
+    }
+
+    /// [`SkipList::delete_score_range_keyed`] showing each removed node to
+    /// `removed(handle, member)` instead of copying its member out.
+    pub(crate) fn delete_score_range_each(
+        &mut self,
+        range: &ScoreRange,
+        removed: impl FnMut(NodeKey, &[u8]),
+    ) -> usize {
+        let path = self.descend(|_, n| !range.gte_min(n.score));
+        self.delete_run_each(&path, |_, n| range.lte_max(n.score), removed)
+    }
+
     /// Remove the elements whose score is in `range` (`zslDeleteRangeByScore`).
     pub fn delete_range_by_score(&mut self, range: &ScoreRange) -> Vec<Vec<u8>> {
         members(self.delete_score_range_keyed(range))
@@ -1038,20 +1065,40 @@ impl SkipList {
     fn delete_run(
         &mut self,
         path: &Path,
-        mut keep_going: impl FnMut(usize, Elem<'_>) -> bool,
+        keep_going: impl FnMut(usize, Elem<'_>) -> bool,
     ) -> Vec<(NodeKey, Vec<u8>)> {
         let mut removed = Vec::new();
+        self.delete_run_each(path, keep_going, |key, member| {
+            removed.push((key, member.to_vec()))
+        });
+        removed
+    }
+
+    /// The run [`SkipList::delete_run`] removes, each node shown to
+    /// `removed(handle, member)` after it is unlinked and before its record is
+    /// freed (as `zslDeleteRangeByRank` deletes the dict entry before
+    /// `zslFreeNode`): no copy of the members. Answers how many went.
+    fn delete_run_each(
+        &mut self,
+        path: &Path,
+        mut keep_going: impl FnMut(usize, Elem<'_>) -> bool,
+        mut removed: impl FnMut(NodeKey, &[u8]),
+    ) -> usize {
+        let mut count = 0;
         let mut cur = self.node(path.update[0]).next();
         while let Some(id) = cur {
-            if !keep_going(removed.len(), self.elem(id)) {
+            if !keep_going(count, self.elem(id)) {
                 break;
             }
             cur = self.node(id).next();
             self.unlink(id, &path.update);
-            let member = self.release(id);
-            removed.push((NonZeroU32::new(id).expect("not the header"), member));
+            let node = self.node(id);
+            let words = record_words(node.height(), node.member().len());
+            removed(NonZeroU32::new(id).expect("not the header"), node.member());
+            self.arena.free(id, words);
+            count += 1;
         }
-        removed
+        count
     }
 
     /// `zslIsInRange`/`zslIsInLexRange` on scores: a cheap early "no" from
