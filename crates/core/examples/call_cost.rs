@@ -9,7 +9,8 @@
 //! of N commands, default 200,000), and allocations per command (a counting
 //! global allocator).
 
-
+mod common;
+use common::thread_cpu_ns;
 use redislab_core::server::{ClientKind, ConnectInfo};
 use redislab_core::Server;
 
@@ -72,15 +73,4 @@ fn main() {
             best[t], allocs[t]
         );
     }
-}
-
-/// This thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), in ns.
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }

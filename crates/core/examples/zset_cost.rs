@@ -8,20 +8,12 @@
 //! FILTER keeps the commands whose label contains it. Run under `perf record -g`
 //! to see where a command's time goes.
 
+mod common;
+use common::thread_cpu_ns;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use redislab_core::server::ConnectInfo;
 use redislab_core::Server;
-
-fn thread_cpu_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid timespec for clock_gettime to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
 
 /// (label, argv, calls per pass, setup before each call)
 type Op<'a> = (&'a str, Vec<Vec<u8>>, usize, Option<Vec<Vec<u8>>>);

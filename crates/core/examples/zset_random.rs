@@ -13,24 +13,14 @@
 //! as a whole: mean CPU ns of this thread per request (and wall ns). Run it under `perf record` to see where a
 //! request's time goes.
 
+mod common;
+use common::thread_cpu_ns;
 use std::time::Instant;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use redislab_core::server::ConnectInfo;
 use redislab_core::Server;
-
-/// CPU time of this thread (what a busy neighbour on a shared machine moves
-/// least; the wall clock also counts the time another process had the core).
-fn thread_cpu_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `t` is a valid timespec for clock_gettime to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
 
 fn main() {
     let mut args = std::env::args().skip(1);
