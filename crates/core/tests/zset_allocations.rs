@@ -9,7 +9,6 @@
 //! tree node, which allocates the new node: held to under one allocation per
 //! hundred rounds.
 
-
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use redislab_core::zset::{AddFlags, AddOutcome, Layout, Limits, Zset};
