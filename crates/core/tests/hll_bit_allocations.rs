@@ -6,7 +6,6 @@
 //! existing bitmap. Counted with a global allocator over this test binary,
 //! through the whole command path (`Server::run`).
 
-
 use redislab_core::Server;
 
 #[global_allocator]
