@@ -174,3 +174,34 @@ fn range_replies_and_rank_removal_allocate_nothing_per_element() {
         "ZREMRANGEBYRANK: {few} for 10, {many} for 1000"
     );
 }
+
+/// ZINTERCARD counts without collecting: walking the smaller set and probing
+/// the other allocates as much for 2,000 common members as for 10 (before, it
+/// copied every member of the first set into a vector, then the common ones
+/// into a second).
+#[test]
+fn intercard_allocates_nothing_per_member() {
+    let mut s = redislab_core::Server::new();
+    let id = s.connect(redislab_core::server::ConnectInfo::in_process());
+    for (key, n) in [
+        ("few:a", 10),
+        ("few:b", 10),
+        ("many:a", 2000),
+        ("many:b", 2000),
+    ] {
+        let mut argv = vec!["ZADD".to_string(), key.to_string()];
+        for i in 0..n {
+            argv.push(i.to_string());
+            argv.push(String::from_utf8(member(i)).unwrap());
+        }
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        command_allocations(&mut s, id, &argv);
+    }
+    let count = |s: &mut redislab_core::Server, a: &str, b: &str| {
+        command_allocations(s, id, &["ZINTERCARD", "2", a, b])
+    };
+    count(&mut s, "few:a", "few:b");
+    let few = count(&mut s, "few:a", "few:b");
+    let many = count(&mut s, "many:a", "many:b");
+    assert_eq!(few, many, "ZINTERCARD: {few} for 10, {many} for 2000");
+}

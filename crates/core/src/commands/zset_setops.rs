@@ -230,6 +230,29 @@ impl<'a> Source<'a> {
         }
     }
 
+    /// Calls `f` with each member and score in order until it returns false,
+    /// without collecting them first (a zset's members are borrowed where
+    /// they are stored).
+    fn each(&self, mut f: impl FnMut(Cow<'a, [u8]>, f64) -> bool) {
+        match self.input {
+            Input::Missing => {}
+            Input::Zset(z) => {
+                for (m, score) in z.iter() {
+                    if !f(Cow::Borrowed(m), score) {
+                        return;
+                    }
+                }
+            }
+            Input::Set(set) => {
+                for m in set.members() {
+                    if !f(Cow::Owned(m), 1.0) {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
     fn items(&self) -> Vec<(Cow<'a, [u8]>, f64)> {
         match self.input {
             Input::Missing => Vec::new(),
@@ -308,13 +331,11 @@ fn set_op(s: &mut Server, a: &Args, name: &str, op: Op, target: Target) -> CmdRe
     }
     if target == Target::Card {
         let limit = (opts.limit > 0).then_some(opts.limit);
-        return Ok(Reply::Integer(
-            intersect(&sources, opts.aggregate, limit).len() as i64,
-        ));
+        return Ok(Reply::Integer(intersect_count(&sources, limit) as i64));
     }
     let mut result = match op {
         Op::Union => union(&sources, opts.aggregate),
-        Op::Inter => intersect(&sources, opts.aggregate, None),
+        Op::Inter => intersect(&sources, opts.aggregate),
         Op::Diff => difference(&sources),
     };
     result.sort_by(skiplist_order);
@@ -412,14 +433,10 @@ fn union<'a>(sources: &[Source<'a>], agg: Aggregate) -> Vec<(Cow<'a, [u8]>, f64)
 
 /// Members of the first (smallest) input found in all the others, stopping after
 /// `limit` of them if given.
-fn intersect<'a>(
-    sources: &[Source<'a>],
-    agg: Aggregate,
-    limit: Option<usize>,
-) -> Vec<(Cow<'a, [u8]>, f64)> {
+fn intersect<'a>(sources: &[Source<'a>], agg: Aggregate) -> Vec<(Cow<'a, [u8]>, f64)> {
     let (first, rest) = sources.split_first().expect("at least one input");
     let mut out = Vec::new();
-    for (member, score) in first.items() {
+    first.each(|member, score| {
         let mut acc = first_value(agg, score, first.weight);
         let everywhere = rest.iter().all(|src| match src.score(&member) {
             Some(v) => {
@@ -430,12 +447,24 @@ fn intersect<'a>(
         });
         if everywhere {
             out.push((member, acc));
-            if limit == Some(out.len()) {
-                break;
-            }
         }
-    }
+        true
+    });
     out
+}
+
+/// ZINTERCARD: how many members of the first (smallest) input are in every
+/// other, stopping at `limit`; no scores are combined and nothing is kept.
+fn intersect_count(sources: &[Source<'_>], limit: Option<usize>) -> usize {
+    let (first, rest) = sources.split_first().expect("at least one input");
+    let mut count = 0;
+    first.each(|member, _| {
+        if rest.iter().all(|src| src.score(&member).is_some()) {
+            count += 1;
+        }
+        limit != Some(count)
+    });
+    count
 }
 
 /// Members of the first input absent from all the others, with their own scores.
