@@ -261,17 +261,16 @@ fn memory_cases() -> Vec<heap::Case> {
     ));
     // Small hashes: 10,000 hashes of 10 fields (listpack).
     let (hashes, fields) = (10_000, 10);
-    let cmds: Vec<Argv> = (0..hashes)
-        .map(|i| {
-            let mut c = argv(&["HSET", &format!("mh:{i:06}")]);
-            for f in 0..fields {
-                c.push(format!("field{f}").into_bytes());
-                c.push(format!("value{f}:{i}").into_bytes());
-            }
-            c
-        })
-        .collect();
-    let keys = cmds.iter().map(|c| c[1].clone()).collect();
+    let (cmds, keys) = one_command_per_key(
+        "HSET",
+        hashes,
+        |i| format!("mh:{i:06}"),
+        |i| {
+            (0..fields)
+                .flat_map(|f| [format!("field{f}"), format!("value{f}:{i}")])
+                .collect()
+        },
+    );
     cases.push(case(
         "hash-small",
         format!("{hashes} hashes of {fields} fields (listpack), per field"),
@@ -296,14 +295,12 @@ fn memory_cases() -> Vec<heap::Case> {
     // Sets: intset (1,000 sets of 100 integers), listpack (1,000 of 50 strings),
     // hashtable (one of 200,000 strings).
     let (sets, per) = (1_000, 100);
-    let cmds: Vec<Argv> = (0..sets)
-        .map(|i| {
-            let mut c = argv(&["SADD", &format!("mi:{i:05}")]);
-            c.extend((0..per).map(|j| (j * 1_000 + i).to_string().into_bytes()));
-            c
-        })
-        .collect();
-    let keys = cmds.iter().map(|c| c[1].clone()).collect();
+    let (cmds, keys) = one_command_per_key(
+        "SADD",
+        sets,
+        |i| format!("mi:{i:05}"),
+        |i| (0..per).map(|j| (j * 1_000 + i).to_string()).collect(),
+    );
     cases.push(case(
         "set-intset",
         format!("{sets} sets of {per} integers (intset), per member"),
@@ -313,14 +310,12 @@ fn memory_cases() -> Vec<heap::Case> {
         keys,
     ));
     let (sets, per) = (1_000, 50);
-    let cmds: Vec<Argv> = (0..sets)
-        .map(|i| {
-            let mut c = argv(&["SADD", &format!("ml:{i:05}")]);
-            c.extend((0..per).map(|j| format!("member:{j}:{i}").into_bytes()));
-            c
-        })
-        .collect();
-    let keys = cmds.iter().map(|c| c[1].clone()).collect();
+    let (cmds, keys) = one_command_per_key(
+        "SADD",
+        sets,
+        |i| format!("ml:{i:05}"),
+        |i| (0..per).map(|j| format!("member:{j}:{i}")).collect(),
+    );
     cases.push(case(
         "set-listpack",
         format!("{sets} sets of {per} strings (listpack), per member"),
@@ -341,14 +336,12 @@ fn memory_cases() -> Vec<heap::Case> {
     ));
     // HyperLogLogs: sparse (1,000 of 100 elements) and dense (300 of 3,000).
     for (kind, tag, n, per) in [("sparse", "hs", 1_000, 100), ("dense", "hd", 300, 3_000)] {
-        let cmds: Vec<Argv> = (0..n)
-            .map(|i| {
-                let mut c = argv(&["PFADD", &format!("m{tag}:{i:05}")]);
-                c.extend((0..per).map(|j| format!("m:{i}:{j}").into_bytes()));
-                c
-            })
-            .collect();
-        let keys = cmds.iter().map(|c| c[1].clone()).collect();
+        let (cmds, keys) = one_command_per_key(
+            "PFADD",
+            n,
+            |i| format!("m{tag}:{i:05}"),
+            |i| (0..per).map(|j| format!("m:{i}:{j}")).collect(),
+        );
         cases.push(case(
             &format!("hll-{kind}"),
             format!("{n} {kind} HyperLogLogs of {per} elements, per sketch"),
@@ -375,6 +368,24 @@ fn memory_cases() -> Vec<heap::Case> {
 }
 
 /// `verb key <args of 0> <args of 1> …`, 1,000 elements per command.
+/// `n` commands `verb key_of(i) args(i)...`, one per key, and those keys.
+fn one_command_per_key(
+    verb: &str,
+    n: usize,
+    key_of: impl Fn(usize) -> String,
+    args: impl Fn(usize) -> Vec<String>,
+) -> (Vec<Argv>, Vec<Vec<u8>>) {
+    let cmds: Vec<Argv> = (0..n)
+        .map(|i| {
+            let mut c = argv(&[verb, &key_of(i)]);
+            c.extend(args(i).into_iter().map(String::into_bytes));
+            c
+        })
+        .collect();
+    let keys = cmds.iter().map(|c| c[1].clone()).collect();
+    (cmds, keys)
+}
+
 fn chunked(verb: &str, key: &str, n: usize, args: impl Fn(usize) -> Vec<String>) -> Vec<Argv> {
     (0..n)
         .step_by(1_000)
