@@ -22,6 +22,10 @@
 //! they are killed first, over a fresh connection, so no thread of the lab can
 //! write a key after the clean-up looked; a connection opened after the interrupt
 //! is refused (the check and the registration happen under one lock).
+//!
+//! **One releaser at a time.** The main thread ending its run and the signal
+//! handler may release together; releases are serialised, so the second finds the
+//! claim released instead of failing on a schema the first has just dropped.
 
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -60,6 +64,10 @@ enum Claim {
 }
 
 static CLAIMS: Mutex<Vec<Claim>> = Mutex::new(Vec::new());
+/// Held while claims are released: the main thread ending its run and the signal
+/// handler may both release, and of two releasers of one claim the second must
+/// find it released, not drop a schema the first has just dropped.
+static RELEASING: Mutex<()> = Mutex::new(());
 
 /// A claim of this run, to register further connections with.
 #[derive(Clone, Copy, Debug)]
@@ -389,6 +397,7 @@ fn snapshot(claims: &[Claim], id: ClaimId) -> Option<Snapshot> {
 }
 
 fn release(id: ClaimId, kill: bool, settle: &mut dyn FnMut() -> bool) -> Result<(), String> {
+    let _one_releaser = lock(&RELEASING);
     let Some(snap) = snapshot(&lock(&CLAIMS), id) else {
         return Ok(());
     };
@@ -610,7 +619,10 @@ fn release_pg(url: &str, schema: &str, token: &str, kill: Option<&[i32]>) -> Res
         .map(|row| row.get(0));
     if comment.flatten().as_deref() == Some(token) {
         client
-            .batch_execute(&format!("DROP SCHEMA {} CASCADE", quote_ident(schema)))
+            .batch_execute(&format!(
+                "DROP SCHEMA IF EXISTS {} CASCADE",
+                quote_ident(schema)
+            ))
             .map_err(text)?;
     }
     Ok(())
