@@ -144,18 +144,25 @@ def inprocess_lines(inproc):
     lines = []
     rows = inproc.get("inprocess") or []
     if rows:
-        lines += ["", f"in process: the core's Server::run + RESP encode (ns/op, best of "
-                  f"{inproc.get('inprocess_rounds', 3)} rounds; clock floor "
-                  f"{inproc.get('inprocess_clock_ns', 0)} ns) beside Redis's usec_per_call "
-                  "for the same calls (INFO commandstats, pipelined)", "",
-                  f"{'command':72} {'core p50':>9} {'core mean':>10} {'redis':>9} {'ratio':>6}"]
+        lines += ["", f"in process: the core's Server::run + RESP encode, each call timed from outside "
+                  f"(ns/op, best of {inproc.get('inprocess_rounds', 3)} rounds; clock floor "
+                  f"{inproc.get('inprocess_clock_ns', 0)} ns), and the core's own usec_per_call over "
+                  "the same calls, beside Redis's usec_per_call for the same calls (INFO commandstats, pipelined)", "",
+                  f"{'command':60} {'core p50':>9} {'core mean':>10} {'core upc':>9} {'redis upc':>9} "
+                  f"{'ratio':>6} {'upc ratio':>9}"]
+        def ns(us):
+            return f"{us * 1000:>7,.0f}ns" if us is not None else f"{'-':>9}"
+        def ratio(r, width):
+            return f" {r:>{width}.2f}" if r is not None else f" {'-':>{width}}"
         for r in rows:
             c, red = r.get("core") or {}, r.get("redis") or {}
-            ns = red.get("usec_per_call")
-            lines.append(f"{r['command'][:72]:72} {c.get('median_ns', 0):>7,}ns {c.get('mean_ns', 0):>8,.0f}ns "
-                         + (f"{ns * 1000:>7,.0f}ns" if ns is not None else f"{'-':>9}")
-                         + (f" {r['ratio']:>6.2f}" if r.get("ratio") is not None else f" {'-':>6}"))
-        lines.append("ratio = core mean / redis usec_per_call (below 1: the core is cheaper).")
+            lines.append(f"{r['command'][:60]:60} {c.get('median_ns', 0):>7,}ns {c.get('mean_ns', 0):>8,.0f}ns "
+                         + ns(c.get("usec_per_call")) + " " + ns(red.get("usec_per_call"))
+                         + ratio(r.get("ratio"), 6) + ratio(r.get("server_ratio"), 9))
+        lines += ["ratio = core mean (whole Server::run + encode, timed from outside) / redis usec_per_call;",
+                  "upc ratio = core usec_per_call / redis usec_per_call: both servers' INFO commandstats, the same",
+                  "window (the command's work and its reply value; the core's from the table lookup on) read the same",
+                  "way (differences of whole-microsecond clock readings). Below 1: the core is cheaper."]
     mem = inproc.get("memory_types") or []
     if mem:
         lines += ["", "memory per element, each type: the core's usable heap in process (counting allocator) "

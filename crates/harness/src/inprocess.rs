@@ -80,6 +80,10 @@ pub struct NsTiming {
     pub median_ns: u64,
     pub p99_ns: u64,
     pub mean_ns: f64,
+    /// The core's own `INFO commandstats` usec/calls over the same calls
+    /// ([`measure_op`] only): the window Redis's usec_per_call covers, measured
+    /// the way Redis measures it.
+    pub usec_per_call: Option<f64>,
 }
 
 impl NsTiming {
@@ -139,6 +143,7 @@ pub fn measure_ns(warmup: usize, calls: usize, mut f: impl FnMut(usize)) -> NsTi
         median_ns: hist.value_at_quantile(0.5),
         p99_ns: hist.value_at_quantile(0.99),
         mean_ns: hist.mean(),
+        usec_per_call: None,
     }
 }
 
@@ -233,13 +238,27 @@ pub fn measure_op(
         return Err(format!("core: {} failed: {first:?}", op.shown()));
     }
     let mut out = Vec::with_capacity(4096);
-    Ok(measure_ns(warmup, calls, |i| {
+    let before = core_command_stats(server, op.name);
+    let mut timing = measure_ns(warmup, calls, |i| {
         out.clear();
         server
             .run(op.argv(i))
             .encode(&mut out, redislab_core::reply::Protocol::Resp2);
         std::hint::black_box(&out);
-    }))
+    });
+    timing.usec_per_call = match (before, core_command_stats(server, op.name)) {
+        (Some((c0, u0)), Some((c1, u1))) if c1 > c0 => {
+            Some(u1.saturating_sub(u0) as f64 / (c1 - c0) as f64)
+        }
+        _ => None,
+    };
+    Ok(timing)
+}
+
+/// `(calls, usec)` of `command` in the core's own `INFO commandstats`.
+fn core_command_stats(server: &mut Server, command: &str) -> Option<(u64, u64)> {
+    let info = server.cmd(&["INFO", "commandstats"]).to_resp2();
+    crate::timing::stats_in_info(&String::from_utf8_lossy(&info), command)
 }
 
 /// Redis's server-side time for `op`: `warmup` calls, then `calls` calls sent in
@@ -290,12 +309,21 @@ pub const REDIS_PIPELINE: usize = 100;
 pub struct Compared {
     pub core: Option<NsTiming>,
     pub redis_us: Option<f64>,
+    /// The core's own usec_per_call, best round.
+    pub core_us: Option<f64>,
 }
 
 impl Compared {
     /// The core's mean over Redis's usec_per_call.
     pub fn ratio(&self) -> Option<f64> {
         Some(self.core?.mean_ns / (self.redis_us? * 1000.0))
+    }
+
+    /// The core's usec_per_call over Redis's: the same window (the command's
+    /// own work, from just before the lookup to its reply value) measured the
+    /// same way on both.
+    pub fn server_ratio(&self) -> Option<f64> {
+        Some(self.core_us? / self.redis_us?)
     }
 }
 
@@ -314,12 +342,16 @@ pub fn compare(
     let mut best = Compared {
         core: None,
         redis_us: None,
+        core_us: None,
     };
     for _ in 0..rounds {
         if let Some(s) = server.as_deref_mut() {
             let t = measure_op(s, op, core_calls / 10, core_calls)?;
             if best.core.is_none_or(|b| t.mean_ns < b.mean_ns) {
                 best.core = Some(t);
+            }
+            if let Some(us) = t.usec_per_call {
+                best.core_us = Some(best.core_us.map_or(us, |b: f64| b.min(us)));
             }
         }
         if let Some(kv) = redis.as_deref_mut() {

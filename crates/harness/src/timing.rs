@@ -241,12 +241,16 @@ pub fn usec_per_call(kv: &mut Kv, command: &str) -> Option<f64> {
 /// `(calls, usec)` of `command` from `INFO commandstats`: `(0, 0)` if the server
 /// keeps the statistics but the command was not called yet, None if it keeps none.
 pub fn command_stats(kv: &mut Kv, command: &str) -> Option<(u64, u64)> {
-    let info = commandstats(kv)?;
+    stats_in_info(&commandstats(kv)?, command)
+}
+
+/// [`command_stats`] of an `INFO commandstats` text already read.
+pub fn stats_in_info(info: &str, command: &str) -> Option<(u64, u64)> {
     if !info.contains("# Commandstats") {
         return None;
     }
-    let calls = stat_field(&info, command, "calls").and_then(|v| v.parse().ok());
-    let usec = stat_field(&info, command, "usec").and_then(|v| v.parse().ok());
+    let calls = stat_field(info, command, "calls").and_then(|v| v.parse().ok());
+    let usec = stat_field(info, command, "usec").and_then(|v| v.parse().ok());
     Some((calls.unwrap_or(0), usec.unwrap_or(0)))
 }
 

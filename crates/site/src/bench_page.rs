@@ -4,8 +4,9 @@
 //! core and on Redis in the same run, and their ratios (a ratio below 1 on
 //! req/s, or above 1 on p99, is the core behind Redis and is highlighted), then
 //! each server's memory for the 1M-member sorted set; then the in-process
-//! section (`inprocess`: the core's ns/op in process beside Redis's
-//! `usec_per_call`, and their ratio, highlighted above 1) and the memory per
+//! section (`inprocess`: the core's ns/op in process and its own
+//! `usec_per_call` beside Redis's `usec_per_call`, and both ratios, highlighted
+//! above 1) and the memory per
 //! element of each type (`memory_types`: the core's heap beside Redis's
 //! `used_memory` growth, highlighted above 1), both written by bench_inprocess.
 //!
@@ -112,18 +113,20 @@ fn inprocess_tables(h: &mut String, bench: &Value) {
     if let Some(rows) = bench.get("inprocess").and_then(Value::as_array) {
         let _ = writeln!(
             h,
-            "<h2>In process: the core's cost per command beside Redis's usec_per_call</h2>\n<p>The core's <code>Server::run</code> and RESP encoding, called in a loop in one process (no socket), best of {} rounds; Redis's own server-side time for the same calls on the same data (INFO commandstats). Highlighted: the core's mean above Redis's.</p>\n<table class=\"index\">\n<thead><tr><th>command</th><th>core median</th><th>core mean</th><th>redis usec_per_call</th><th>ratio</th></tr></thead>\n<tbody>",
+            "<h2>In process: the core's cost per command beside Redis's usec_per_call</h2>\n<p>The core's <code>Server::run</code> and RESP encoding, called in a loop in one process (no socket) and each call timed from outside, best of {} rounds; the core's own usec_per_call over the same calls; Redis's usec_per_call for the same calls on the same data. Both usec_per_call figures are each server's INFO commandstats, the same window (the command's work and its reply value) read the same way. Highlighted: the core above Redis.</p>\n<table class=\"index\">\n<thead><tr><th>command</th><th>core median</th><th>core mean</th><th>core usec_per_call</th><th>redis usec_per_call</th><th>ratio (mean)</th><th>ratio (usec_per_call)</th></tr></thead>\n<tbody>",
             fixed(num(bench, &["inprocess_rounds"]), 0, "")
         );
         for r in rows {
             let _ = writeln!(
                 h,
-                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}</tr>",
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}{}</tr>",
                 esc(&text(r, "command")),
                 fixed(num(r, &["core", "median_ns"]), 0, " ns"),
                 fixed(num(r, &["core", "mean_ns"]), 0, " ns"),
+                fixed(num(r, &["core", "usec_per_call"]).map(|us| us * 1000.0), 0, " ns"),
                 fixed(num(r, &["redis", "usec_per_call"]).map(|us| us * 1000.0), 0, " ns"),
                 ratio(num(r, &["ratio"]), |x| x > 1.0),
+                ratio(num(r, &["server_ratio"]), |x| x > 1.0),
             );
         }
         h.push_str("</tbody></table>\n");
@@ -190,8 +193,8 @@ mod tests {
             "inprocess_rounds": 3,
             "inprocess": [
                 {"key": "get", "command": "GET s:k",
-                 "core": {"median_ns": 180, "mean_ns": 190.4}, "redis": {"usec_per_call": 0.105},
-                 "ratio": 1.81},
+                 "core": {"median_ns": 180, "mean_ns": 190.4, "usec_per_call": 0.094},
+                 "redis": {"usec_per_call": 0.105}, "ratio": 1.81, "server_ratio": 0.9},
                 {"key": "zadd", "command": "ZADD z:lb", "core": {"median_ns": 1800, "mean_ns": 2000.0},
                  "redis": {"usec_per_call": 2.953}, "ratio": 0.68}
             ],
@@ -203,7 +206,7 @@ mod tests {
         });
         let html = page(&bench, "runs/bench.json");
         assert!(html.contains("best of 3 rounds"), "{html}");
-        assert!(html.contains("<tr><td>GET s:k</td><td class=\"num\">180 ns</td><td class=\"num\">190 ns</td><td class=\"num\">105 ns</td><td class=\"num behind\">1.81</td></tr>"), "{html}");
+        assert!(html.contains("<tr><td>GET s:k</td><td class=\"num\">180 ns</td><td class=\"num\">190 ns</td><td class=\"num\">94 ns</td><td class=\"num\">105 ns</td><td class=\"num behind\">1.81</td><td class=\"num\">0.90</td></tr>"), "{html}");
         assert!(html.contains("<td class=\"num\">0.68</td>"), "{html}");
         assert!(html.contains("<tr><td>300 dense HyperLogLogs</td><td class=\"num\">12558.4 B/sketch</td><td class=\"num\">14394.4 B/sketch</td><td class=\"num\">0.87</td></tr>"), "{html}");
         // A case without Redis's figure shows dashes.

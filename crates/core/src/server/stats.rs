@@ -10,7 +10,6 @@
 //! of at most 128 bytes each (Redis's `SLOWLOG_ENTRY_MAX_ARGC/STRING`).
 
 use std::collections::{BTreeMap, VecDeque};
-use std::time::Duration;
 
 use super::client::Client;
 use super::config::Config;
@@ -208,10 +207,9 @@ impl Stats {
         config: &Config,
         client: &Client,
         argv: &[Vec<u8>],
-        elapsed: Duration,
+        usec: u64,
     ) {
         let threshold = config.slowlog_log_slower_than;
-        let usec = elapsed.as_micros() as u64;
         if threshold < 0 || (usec as i64) < threshold {
             return;
         }

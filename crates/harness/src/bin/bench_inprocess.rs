@@ -6,7 +6,9 @@
 //!   (`Server::run` + RESP2 encoding into a reused buffer, median and mean after a
 //!   warm-up; [`inprocess::measure_op`]) beside Redis's server-side
 //!   `usec_per_call` for the same calls ([`inprocess::redis_usec_per_call`]),
-//!   best of three alternating rounds ([`inprocess::compare`]);
+//!   and the core's own usec_per_call (its `INFO commandstats` over the same
+//!   calls, the window Redis's covers), best of three alternating rounds
+//!   ([`inprocess::compare`]);
 //! * **memory**: for each type, the core's real heap in process (the counting
 //!   allocator, [`heap::core_heap`]) beside Redis's `used_memory` growth for the
 //!   same commands ([`heap::redis_growth`]).
@@ -476,7 +478,7 @@ fn run(url: &str, quick: bool) -> Result<Value, String> {
                              "redis_calls": calls.1});
         if let Some(t) = c.core {
             row["core"] = json!({"median_ns": t.median_ns, "mean_ns": t.mean_ns, "p99_ns": t.p99_ns,
-                                 "calls": t.calls});
+                                 "calls": t.calls, "usec_per_call": c.core_us});
         }
         if let Some(us) = c.redis_us {
             row["redis"] = json!({"usec_per_call": us});
@@ -484,13 +486,19 @@ fn run(url: &str, quick: bool) -> Result<Value, String> {
         if let Some(r) = c.ratio() {
             row["ratio"] = json!(r);
         }
+        if let Some(r) = c.server_ratio() {
+            row["server_ratio"] = json!(r);
+        }
+        let ns = |us: Option<f64>| us.map_or("-".into(), |u| format!("{:.0}", u * 1000.0));
+        let ratio = |r: Option<f64>| r.map_or("-".into(), |r| format!("{r:.2}"));
         eprintln!(
-            "bench:   {:10} core mean {:>8} ns  redis {:>8} ns  ratio {}",
+            "bench:   {:10} core mean {:>8} ns, usec_per_call {:>8} ns  redis {:>8} ns  ratios {} · {}",
             b.key,
             c.core.map_or("-".into(), |t| format!("{:.0}", t.mean_ns)),
-            c.redis_us
-                .map_or("-".into(), |u| format!("{:.0}", u * 1000.0)),
-            c.ratio().map_or("-".into(), |r| format!("{r:.2}"))
+            ns(c.core_us),
+            ns(c.redis_us),
+            ratio(c.ratio()),
+            ratio(c.server_ratio())
         );
         rows.push(row);
     }
