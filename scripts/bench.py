@@ -160,9 +160,11 @@ def inprocess_lines(inproc):
                          + ns(c.get("usec_per_call")) + " " + ns(red.get("usec_per_call"))
                          + ratio(r.get("ratio"), 6) + ratio(r.get("server_ratio"), 9))
         lines += ["ratio = core mean (whole Server::run + encode, timed from outside) / redis usec_per_call;",
-                  "upc ratio = core usec_per_call / redis usec_per_call: both servers' INFO commandstats, the same",
-                  "window (the command's work and its reply value; the core's from the table lookup on) read the same",
-                  "way (differences of whole-microsecond clock readings). Below 1: the core is cheaper."]
+                  "upc ratio = core usec_per_call / redis usec_per_call: each server's INFO commandstats over the same",
+                  "calls, read the same way (differences of whole-microsecond clock readings). The windows differ in one",
+                  "part: Redis's includes writing the reply into the client buffer, the core's ends at the reply value",
+                  "(from the table lookup; its RESP encoding comes after, and ZRANGE's scores are formatted there), so for",
+                  "long replies the upc ratio leaves that part of the core's work out. Below 1: the core is cheaper."]
     mem = inproc.get("memory_types") or []
     if mem:
         lines += ["", "memory per element, each type: the core's usable heap in process (counting allocator) "

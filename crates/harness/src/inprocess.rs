@@ -81,8 +81,8 @@ pub struct NsTiming {
     pub p99_ns: u64,
     pub mean_ns: f64,
     /// The core's own `INFO commandstats` usec/calls over the same calls
-    /// ([`measure_op`] only): the window Redis's usec_per_call covers, measured
-    /// the way Redis measures it.
+    /// ([`measure_op`] only), measured the way Redis measures its own (see
+    /// [`Compared::server_ratio`] for how the windows differ).
     pub usec_per_call: Option<f64>,
 }
 
@@ -319,9 +319,11 @@ impl Compared {
         Some(self.core?.mean_ns / (self.redis_us? * 1000.0))
     }
 
-    /// The core's usec_per_call over Redis's: the same window (the command's
-    /// own work, from just before the lookup to its reply value) measured the
-    /// same way on both.
+    /// The core's usec_per_call over Redis's, both read the same way. The
+    /// windows differ in one part: Redis's includes writing the reply into the
+    /// client buffer, the core's ends at the reply value (from the table
+    /// lookup on; the encoding comes after), so a long reply's formatting is
+    /// left out of the core's figure.
     pub fn server_ratio(&self) -> Option<f64> {
         Some(self.core_us? / self.redis_us?)
     }

@@ -7,7 +7,8 @@
 //!   warm-up; [`inprocess::measure_op`]) beside Redis's server-side
 //!   `usec_per_call` for the same calls ([`inprocess::redis_usec_per_call`]),
 //!   and the core's own usec_per_call (its `INFO commandstats` over the same
-//!   calls, the window Redis's covers), best of three alternating rounds
+//!   calls: Redis's window but for the reply's encoding), best of three
+//!   alternating rounds
 //!   ([`inprocess::compare`]);
 //! * **memory**: for each type, the core's real heap in process (the counting
 //!   allocator, [`heap::core_heap`]) beside Redis's `used_memory` growth for the
