@@ -24,6 +24,8 @@
 //! things turns it off with [`CountingAlloc::set_counting`] once it has its
 //! snapshots. Snapshots only compare within a stretch where counting stayed on.
 
+pub mod huge;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, Ordering::Relaxed};
 

@@ -188,12 +188,13 @@ pub(crate) fn next_client_id() -> u64 {
 }
 
 /// The heap in use by the process, from glibc's allocator statistics (INFO's
-/// `used_memory` on the core).
+/// `used_memory` on the core), plus the big blocks a binary running on
+/// [`redislab_alloc::huge::HugePages`] mapped itself (0 otherwise).
 pub(crate) fn heap_probe() -> Option<fn() -> usize> {
     fn in_use() -> usize {
         // SAFETY: mallinfo2 only reads the allocator's counters.
         let info = unsafe { libc::mallinfo2() };
-        info.uordblks + info.hblkhd
+        info.uordblks + info.hblkhd + redislab_alloc::huge::mapped_bytes()
     }
     Some(in_use)
 }

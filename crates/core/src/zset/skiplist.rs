@@ -56,9 +56,9 @@
 //!   the levels (8 bytes each: `u32` forward id, `u32` span), then the
 //!   member's bytes, rounded up to 4 bytes. A descent step reads the score and
 //!   one level of the same record; a score tie compares the member from that
-//!   record too. Records are packed end to end in pages of up to 1 MiB (a
+//!   record too. Records are packed end to end in pages of up to 2 MiB (a
 //!   page grows by doubling, so a small set stays small); a record over
-//!   16 KiB gets a page of its own, freed with it. The ids cap a list at 2^14
+//!   16 KiB gets a page of its own, freed with it. The ids cap a list at 2^13
 //!   pages of records (16 GiB) and the spans at 2^32 - 1 members. Redis's
 //!   node sizes in its allocator are modelled separately (`crate::memory`).
 //! * Nodes are addressed by a [`NodeKey`] (the id, never 0) outside this
@@ -129,9 +129,10 @@ const HEADER: NodeId = 0;
 
 /// Bytes per arena word: records start on 4-byte boundaries.
 const WORD: usize = 4;
-/// Word offsets take the low 18 bits of an id: a page spans 1 MiB of records,
-/// and there are at most 2^14 pages.
-const PAGE_SHIFT: u32 = 18;
+/// Word offsets take the low 19 bits of an id: a page spans 2 MiB of records,
+/// one huge page where the process's allocator maps big blocks on them
+/// (`redislab-core-server` does), and there are at most 2^13 pages.
+const PAGE_SHIFT: u32 = 19;
 /// The zsets' page arena ([`super::arena`]) in 4-byte words: a record over
 /// 16 KiB gets a page of its own, exactly its size, freed with it; smaller
 /// ones share pages.

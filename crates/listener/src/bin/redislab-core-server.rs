@@ -2,6 +2,11 @@
 
 use clap::Parser;
 
+/// Blocks of 2 MiB and more on transparent huge pages (see
+/// `redislab_alloc::huge`); `--no-huge-pages` sends them to malloc.
+#[global_allocator]
+static ALLOC: redislab_alloc::huge::HugePages = redislab_alloc::huge::HugePages;
+
 #[derive(Parser)]
 #[command(about = "Serve the redislab core over RESP on 127.0.0.1")]
 struct Cli {
@@ -12,10 +17,17 @@ struct Cli {
     /// commands still run one at a time.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=128))]
     io_threads: u16,
+    /// Allocate big blocks (the sorted sets' record pages, dict tables) with
+    /// malloc instead of on transparent huge pages.
+    #[arg(long)]
+    no_huge_pages: bool,
 }
 
 fn main() -> std::io::Result<()> {
     let cli = Cli::parse();
+    if cli.no_huge_pages && !redislab_alloc::huge::disable() {
+        eprintln!("redislab core: --no-huge-pages came after a big block was mapped; ignored");
+    }
     let options = redislab_listener::Options {
         io_threads: cli.io_threads as usize,
     };

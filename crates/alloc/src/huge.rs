@@ -1,0 +1,218 @@
+//! A global allocator that backs big blocks with transparent huge pages.
+//!
+//! A 1,000,000-member sorted set or keyspace is tens of MB of records reached
+//! at random: with 4 KiB pages nearly every step of a skiplist descent or a
+//! dict probe also misses the TLB, and on a virtual machine a page walk is
+//! itself several memory reads. [`HugePages`] hands out every block of
+//! [`HUGE_PAGE`] (2 MiB) or more — the skiplist's full arena pages, dict
+//! tables, big strings — as its own anonymous mapping, 2 MiB-aligned, its
+//! length rounded up to whole huge pages, and asks the kernel for huge pages
+//! there (`madvise(MADV_HUGEPAGE)`, which works when
+//! `/sys/kernel/mm/transparent_hugepage/enabled` is `always` or `madvise`).
+//! Smaller blocks go to [`System`] unchanged.
+//!
+//! Redis turns transparent huge pages off for itself (`disable-thp yes`)
+//! because it forks for BGSAVE and AOF rewrites, and a huge page copied on
+//! write after a fork costs 2 MiB instead of 4 KiB. The core never forks, so
+//! that reason does not hold for it; `redislab-core-server --no-huge-pages`
+//! turns this off (before the first big block) to compare.
+//!
+//! The mapped bytes are counted ([`mapped_bytes`]): glibc's `mallinfo2`
+//! does not see these blocks, and the server's `used_memory` adds them.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed};
+
+/// The huge page size on x86_64 (and the smallest block given its own mapping).
+pub const HUGE_PAGE: usize = 2 << 20;
+
+const UNDECIDED: u8 = 0;
+const ON: u8 = 1;
+const OFF: u8 = 2;
+
+/// Whether big blocks are mapped here: decided at the first big block (on,
+/// unless [`disable`] came first) and fixed from then on, so a block is
+/// always freed the way it was allocated.
+static STATE: AtomicU8 = AtomicU8::new(UNDECIDED);
+static MAPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// The global allocator; declare it in a binary:
+///
+/// ```ignore
+/// #[global_allocator]
+/// static ALLOC: redislab_alloc::huge::HugePages = redislab_alloc::huge::HugePages;
+/// ```
+pub struct HugePages;
+
+/// Sends every block to [`System`] from now on. True if that holds (no big
+/// block was mapped before); false if huge pages are already in use.
+pub fn disable() -> bool {
+    match STATE.compare_exchange(UNDECIDED, OFF, Relaxed, Relaxed) {
+        Ok(_) => true,
+        Err(state) => state == OFF,
+    }
+}
+
+/// Whether big blocks are (or will be) mapped on huge pages.
+pub fn enabled() -> bool {
+    STATE.load(Relaxed) != OFF
+}
+
+/// Bytes currently mapped for big blocks (whole huge pages).
+pub fn mapped_bytes() -> usize {
+    MAPPED.load(Relaxed)
+}
+
+fn rounded(size: usize) -> usize {
+    size.div_ceil(HUGE_PAGE) * HUGE_PAGE
+}
+
+/// Whether a block of this layout is (or was) mapped here.
+fn is_mapped(size: usize, align: usize) -> bool {
+    if size < HUGE_PAGE || align > HUGE_PAGE {
+        return false;
+    }
+    match STATE.compare_exchange(UNDECIDED, ON, Relaxed, Relaxed) {
+        Ok(_) => true,
+        Err(state) => state == ON,
+    }
+}
+
+/// A fresh zeroed mapping of `len` bytes (a multiple of [`HUGE_PAGE`]),
+/// 2 MiB-aligned, advised for huge pages; null if the kernel refuses.
+unsafe fn map(len: usize) -> *mut u8 {
+    let span = len + HUGE_PAGE;
+    // SAFETY: an anonymous private mapping touches no existing memory.
+    let raw = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            span,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if raw == libc::MAP_FAILED {
+        return std::ptr::null_mut();
+    }
+    let start = raw as usize;
+    let aligned = start.next_multiple_of(HUGE_PAGE);
+    let (head, tail) = (aligned - start, start + span - (aligned + len));
+    // SAFETY: the head and the tail lie inside the mapping just made and
+    // outside the block handed out; the advice only concerns that block.
+    unsafe {
+        if head > 0 {
+            libc::munmap(raw, head);
+        }
+        if tail > 0 {
+            libc::munmap((aligned + len) as *mut libc::c_void, tail);
+        }
+        libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+    }
+    MAPPED.fetch_add(len, Relaxed);
+    aligned as *mut u8
+}
+
+unsafe fn unmap(ptr: *mut u8, len: usize) {
+    // SAFETY: `ptr..ptr + len` is a block [`map`] made and nobody uses any more.
+    unsafe {
+        libc::munmap(ptr.cast(), len);
+    }
+    MAPPED.fetch_sub(len, Relaxed);
+}
+
+// SAFETY: a block is mapped or from System by its size alone (and the state,
+// which never changes once a big block exists), at allocation and at release
+// alike; mapped blocks are aligned to 2 MiB, more than any layout asks here.
+unsafe impl GlobalAlloc for HugePages {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if is_mapped(layout.size(), layout.align()) {
+            unsafe { map(rounded(layout.size())) }
+        } else {
+            unsafe { System.alloc(layout) }
+        }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if is_mapped(layout.size(), layout.align()) {
+            // A fresh anonymous mapping reads as zeros.
+            unsafe { map(rounded(layout.size())) }
+        } else {
+            unsafe { System.alloc_zeroed(layout) }
+        }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if is_mapped(layout.size(), layout.align()) {
+            unsafe { unmap(ptr, rounded(layout.size())) }
+        } else {
+            unsafe { System.dealloc(ptr, layout) }
+        }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let was = is_mapped(layout.size(), layout.align());
+        let will = is_mapped(new_size, layout.align());
+        if !was && !will {
+            return unsafe { System.realloc(ptr, layout, new_size) };
+        }
+        if was && will && rounded(layout.size()) == rounded(new_size) {
+            // Same whole huge pages: the block stays where it is.
+            return ptr;
+        }
+        // SAFETY: `new_size` with the old alignment is a valid layout (the
+        // caller guarantees it does not overflow `isize` when rounded).
+        let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+        let new = unsafe { self.alloc(new_layout) };
+        if !new.is_null() {
+            // SAFETY: both blocks are live and hold at least this many bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+                self.dealloc(ptr, layout);
+            }
+        }
+        new
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Big blocks are mapped 2 MiB-aligned, zeroed, counted, and keep their
+    /// bytes across a realloc; small ones are System's. (The test calls the
+    /// allocator directly; the test binary's own global allocator is System.)
+    #[test]
+    fn big_blocks_are_aligned_zeroed_counted_and_kept_across_realloc() {
+        let a = HugePages;
+        let big = Layout::from_size_align(3 * HUGE_PAGE + 17, 8).unwrap();
+        let before = mapped_bytes();
+        unsafe {
+            let p = a.alloc_zeroed(big);
+            assert!(!p.is_null());
+            assert_eq!(p as usize % HUGE_PAGE, 0);
+            assert_eq!(mapped_bytes() - before, 4 * HUGE_PAGE);
+            assert!(std::slice::from_raw_parts(p, big.size())
+                .iter()
+                .all(|&b| b == 0));
+            p.write_bytes(0xAB, big.size());
+            // Within the same huge pages: in place.
+            let q = a.realloc(p, big, 4 * HUGE_PAGE);
+            assert_eq!(q, p);
+            let grown = Layout::from_size_align(4 * HUGE_PAGE, 8).unwrap();
+            let r = a.realloc(q, grown, 6 * HUGE_PAGE);
+            assert_eq!(r as usize % HUGE_PAGE, 0);
+            assert_eq!(*r.add(big.size() - 1), 0xAB);
+            assert_eq!(mapped_bytes() - before, 6 * HUGE_PAGE);
+            // Down to a small block: System's, the bytes kept.
+            let bigger = Layout::from_size_align(6 * HUGE_PAGE, 8).unwrap();
+            let s = a.realloc(r, bigger, 100);
+            assert_eq!(*s.add(99), 0xAB);
+            assert_eq!(mapped_bytes(), before);
+            a.dealloc(s, Layout::from_size_align(100, 8).unwrap());
+        }
+        assert!(enabled());
+        assert!(!disable(), "a big block was mapped: too late to turn off");
+    }
+}
