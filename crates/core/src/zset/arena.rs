@@ -9,9 +9,9 @@
 //!   4-byte aligned, the B+tree's 2-byte), so a page spans
 //!   `UNIT << SHIFT` bytes of records and there are at most `2^(32 - SHIFT)`
 //!   pages.
-//! * Records are laid end to end in the page being filled; that page grows
-//!   by doubling (from 256 bytes up to a full page), so a small set stays
-//!   small.
+//! * Records are laid end to end in the page being filled; the first page
+//!   grows by doubling (from 256 bytes up to a full page), so a small set
+//!   stays small; once it is full, each next page is allocated whole.
 //! * A record over [`OWN_PAGE_BYTES`] has a page of its own, exactly its
 //!   size, freed with it (its page number is reused by the next big record).
 //! * A freed record waits on a free list per size (in units) for the next
@@ -116,7 +116,10 @@ impl<const UNIT: usize, const SHIFT: u32> Pages<UNIT, SHIFT> {
             return page_id(page);
         }
         if self.pages[self.fill].len() + bytes > Self::PAGE_BYTES {
-            self.pages.push(Vec::new());
+            // A set that has filled a page will fill the next: it starts at
+            // full size (one allocation, no copies while it doubles, and one
+            // huge page where the allocator maps big blocks on them).
+            self.pages.push(Vec::with_capacity(Self::PAGE_BYTES));
             self.fill = self.pages.len() - 1;
         }
         let page = &mut self.pages[self.fill];
