@@ -67,10 +67,18 @@ pub fn steps(
         let t = inprocess::measure_op(&mut server, &op, WARMUP, CALLS)?;
         server.cmd(&["ZADD", "lb", &back, &user]);
         let key = format!("ip-{}", op.name);
-        core.put(
-            &key,
-            t.cell().with_text(format!("{t}, mean {:.0} ns", t.mean_ns)),
-        );
+        // The core's own INFO commandstats over the same calls: Redis's
+        // usec_per_call window, less the reply's encoding.
+        let own = t
+            .usec_per_call
+            .map_or(String::new(), |us| format!(", usec_per_call {us:.3}"));
+        let mut cell = t
+            .cell()
+            .with_text(format!("{t}, mean {:.0} ns{own}", t.mean_ns));
+        if let Some(us) = t.usec_per_call {
+            cell = cell.with("usec_per_call", us, "µs");
+        }
+        core.put(&key, cell);
         if let Some(&(us, calls)) = redis.get(op.name) {
             let ns = us * 1000.0;
             let mut cell = Cell::num(ns, "ns")
