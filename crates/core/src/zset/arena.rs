@@ -74,17 +74,6 @@ impl<const UNIT: usize, const SHIFT: u32> Pages<UNIT, SHIFT> {
         &mut page[(id as usize & (Self::PAGE_UNITS - 1)) * UNIT..]
     }
 
-    /// Where record `id` starts, for a prefetch hint only (never read through).
-    #[inline(always)]
-    pub(crate) fn address(&self, id: u32) -> *const u8 {
-        self.pages
-            .get((id >> SHIFT) as usize)
-            .map_or(std::ptr::null(), |page| {
-                page.as_ptr()
-                    .wrapping_add((id as usize & (Self::PAGE_UNITS - 1)) * UNIT)
-            })
-    }
-
     /// Room for a record of `units` units: a freed record of that size, else
     /// new room. Its bytes are whatever was there (zeros when new).
     pub(crate) fn alloc(&mut self, units: usize) -> u32 {
