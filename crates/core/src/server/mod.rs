@@ -690,8 +690,10 @@ impl Server {
         started: Instant,
     ) -> Reply {
         let writes = spec.has(flags::WRITE);
-        let now_ms = self.started_unix_ms
-            + started.saturating_duration_since(self.started).as_millis() as i64;
+        // One reading serves the command's clock and the start of its
+        // duration.
+        let started_us = whole_micros(self.started, started);
+        let now_ms = self.started_unix_ms + (started_us / 1000) as i64;
         let outer = self.access;
         self.access = Access {
             clock: Clock::at_unix_ms(now_ms),
@@ -723,7 +725,7 @@ impl Server {
         // (`ustime()`), not a precise interval truncated: a 0.3 µs command
         // counts 1 µs about a third of the time and 0 otherwise, so `usec` over
         // many calls is their real time (a truncated interval would be 0).
-        let usec = whole_micros_between(self.started, started, Instant::now());
+        let usec = whole_micros(self.started, Instant::now()).saturating_sub(started_us);
         // A command may have switched databases (SELECT, MOVE, a script).
         if writes {
             self.db_mut(client.db).end_watched_write();
@@ -1057,12 +1059,11 @@ pub(crate) fn truncate(s: &str, max_bytes: usize) -> &str {
     &s[..end]
 }
 
-/// A command's duration as Redis measures it: the difference of two readings of
-/// a whole-microsecond clock (`ustime()`; here counted from `epoch`, the
-/// server's start, on the monotonic clock).
-fn whole_micros_between(epoch: Instant, start: Instant, end: Instant) -> u64 {
-    let micros = |at: Instant| at.saturating_duration_since(epoch).as_micros() as u64;
-    micros(end).saturating_sub(micros(start))
+/// A reading of Redis's whole-microsecond clock (`ustime()`), counted here
+/// from `epoch` (the server's start) on the monotonic clock. A command's
+/// duration is the difference of two readings.
+fn whole_micros(epoch: Instant, at: Instant) -> u64 {
+    at.saturating_duration_since(epoch).as_micros() as u64
 }
 
 #[cfg(test)]
@@ -1172,10 +1173,12 @@ mod tests {
     fn a_duration_is_a_difference_of_whole_microseconds() {
         let epoch = Instant::now();
         let at = |ns: u64| epoch + Duration::from_nanos(ns);
-        assert_eq!(whole_micros_between(epoch, at(100), at(400)), 0);
-        assert_eq!(whole_micros_between(epoch, at(900), at(1_100)), 1);
-        assert_eq!(whole_micros_between(epoch, at(1_000), at(2_999)), 1);
-        assert_eq!(whole_micros_between(epoch, at(5_000), at(4_000)), 0);
+        let between =
+            |a: u64, b: u64| whole_micros(epoch, at(b)).saturating_sub(whole_micros(epoch, at(a)));
+        assert_eq!(between(100, 400), 0);
+        assert_eq!(between(900, 1_100), 1);
+        assert_eq!(between(1_000, 2_999), 1);
+        assert_eq!(between(5_000, 4_000), 0);
     }
 
     #[test]
