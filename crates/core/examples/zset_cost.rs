@@ -78,6 +78,12 @@ fn main() {
             None,
         ),
         (
+            "ZREVRANK",
+            argv(&["ZREVRANK", "lb", "u0123456"]),
+            200000,
+            None,
+        ),
+        (
             "ZINCRBY",
             argv(&["ZINCRBY", "lb", "5", "u0123456"]),
             20000,
