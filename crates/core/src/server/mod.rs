@@ -585,12 +585,11 @@ impl Server {
 
     /// `processCommand`: every check before a command may run, then the command.
     fn process_command(&mut self, client: &mut Client, argv: &[Vec<u8>]) -> Reply {
-        // One clock read serves the client's last interaction and the start
-        // of the command's duration (Redis reads the clock twice per command,
-        // in call(); `lastinteraction` is its cached time).
-        let now = Instant::now();
-        client.last_interaction = now;
+        // The clock is read once per command, in `call_in` (which also sets
+        // the client's last interaction); a refused or queued request reads
+        // it here.
         if argv.is_empty() {
+            client.last_interaction = Instant::now();
             return Reply::error("ERR empty command");
         }
         let (spec, fullname) = match table::resolve(argv) {
@@ -637,10 +636,11 @@ impl Server {
             }
         }
         if client.multi.is_some() && !spec.has(flags::TX_CONTROL) {
+            client.last_interaction = Instant::now();
             return multi::queue(client, spec, argv);
         }
         self.switch_db(client.db);
-        self.call_at(client, spec, fullname, argv, now)
+        self.call_in(client, spec, fullname, argv)
     }
 
     /// `rejectCommand`: the error goes to the client, the error statistics count
@@ -652,6 +652,7 @@ impl Server {
         fullname: Option<&'static str>,
         error: Reply,
     ) -> Reply {
+        client.last_interaction = Instant::now();
         if let Some(m) = client.multi.as_mut() {
             m.dirty = true;
         }
@@ -669,7 +670,10 @@ impl Server {
     }
 
     /// Redis's `call()`: runs a command that passed every check, for `client`
-    /// (a connection, the client of a script, or EXEC's own client).
+    /// (a connection, the client of a script, or EXEC's own client). Its one
+    /// clock reading is the command's time, the client's last interaction
+    /// and the start of the command's duration, which (as Redis's) leaves
+    /// the lookup and the checks before it out.
     pub(crate) fn call_in(
         &mut self,
         client: &mut Client,
@@ -677,18 +681,8 @@ impl Server {
         fullname: &'static str,
         argv: &[Vec<u8>],
     ) -> Reply {
-        self.call_at(client, spec, fullname, argv, Instant::now())
-    }
-
-    /// [`Server::call_in`] with the clock already read at `started`.
-    fn call_at(
-        &mut self,
-        client: &mut Client,
-        spec: &'static CommandSpec,
-        fullname: &'static str,
-        argv: &[Vec<u8>],
-        started: Instant,
-    ) -> Reply {
+        let started = Instant::now();
+        client.last_interaction = started;
         let writes = spec.has(flags::WRITE);
         // One reading serves the command's clock and the start of its
         // duration.
@@ -1179,6 +1173,26 @@ mod tests {
         assert_eq!(between(900, 1_100), 1);
         assert_eq!(between(1_000, 2_999), 1);
         assert_eq!(between(5_000, 4_000), 0);
+    }
+
+    /// Every request counts as an interaction (CLIENT LIST's `idle`): one
+    /// that runs, one that is refused before it could, one queued by MULTI.
+    #[test]
+    fn refused_and_queued_requests_are_interactions_too() {
+        let mut s = Server::new();
+        let id = s.connect(ConnectInfo::in_process());
+        let long_ago = Instant::now() - Duration::from_secs(3600);
+        let requests: [&[&str]; 5] = [&["PING"], &["NOPE"], &["GET"], &["MULTI"], &["GET", "k"]];
+        for argv in requests {
+            s.clients.get_mut(&id).unwrap().last_interaction = long_ago;
+            let owned: Vec<Vec<u8>> = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
+            s.call(id, &owned);
+            let idle = s.clients[&id].last_interaction.elapsed();
+            assert!(
+                idle < Duration::from_secs(60),
+                "{argv:?} left idle at {idle:?}"
+            );
+        }
     }
 
     #[test]
