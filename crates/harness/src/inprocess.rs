@@ -321,9 +321,9 @@ impl Compared {
 
     /// The core's usec_per_call over Redis's, both read the same way. The
     /// windows differ in one part: Redis's includes writing the reply into the
-    /// client buffer, the core's ends at the reply value (from the table
-    /// lookup on; the encoding comes after), so a long reply's formatting is
-    /// left out of the core's figure.
+    /// client buffer, the core's ends at the reply value (both start after
+    /// the lookup and checks; the core's encoding comes after), so a long
+    /// reply's formatting is left out of the core's figure.
     pub fn server_ratio(&self) -> Option<f64> {
         Some(self.core_us? / self.redis_us?)
     }
