@@ -1,4 +1,4 @@
-//! A global allocator that backs big blocks with transparent huge pages.
+//! A global allocator that backs 2 MiB blocks with transparent huge pages.
 //!
 //! A 1,000,000-member sorted set or keyspace is tens of MB of records reached
 //! at random: with 4 KiB pages nearly every step of a skiplist descent or a
@@ -23,7 +23,7 @@
 //! because it forks for BGSAVE and AOF rewrites, and a huge page copied on
 //! write after a fork costs 2 MiB instead of 4 KiB. The core never forks, so
 //! that reason does not hold for it; `redislab-core-server --no-huge-pages`
-//! turns this off (before the first big block) to compare.
+//! turns this off (before the first such block) to compare.
 //!
 //! The mapped bytes are counted ([`mapped_bytes`]): glibc's `mallinfo2`
 //! does not see these blocks, and the server's `used_memory` adds them.
@@ -38,7 +38,7 @@ const UNDECIDED: u8 = 0;
 const ON: u8 = 1;
 const OFF: u8 = 2;
 
-/// Whether big blocks are mapped here: decided at the first big block (on,
+/// Whether huge-page blocks are mapped here: decided at the first one (on,
 /// unless [`disable`] came first) and fixed from then on, so a block is
 /// always freed the way it was allocated.
 static STATE: AtomicU8 = AtomicU8::new(UNDECIDED);
@@ -52,7 +52,7 @@ static MAPPED: AtomicUsize = AtomicUsize::new(0);
 /// ```
 pub struct HugePages;
 
-/// Sends every block to [`System`] from now on. True if that holds (no big
+/// Sends every block to [`System`] from now on. True if that holds (no
 /// block was mapped before); false if huge pages are already in use.
 pub fn disable() -> bool {
     match STATE.compare_exchange(UNDECIDED, OFF, Relaxed, Relaxed) {
@@ -61,12 +61,12 @@ pub fn disable() -> bool {
     }
 }
 
-/// Whether big blocks are (or will be) mapped on huge pages.
+/// Whether huge-page blocks are (or will be) mapped.
 pub fn enabled() -> bool {
     STATE.load(Relaxed) != OFF
 }
 
-/// Bytes currently mapped for big blocks (whole huge pages).
+/// Bytes currently mapped (a huge page per block).
 pub fn mapped_bytes() -> usize {
     MAPPED.load(Relaxed)
 }
@@ -83,10 +83,11 @@ fn is_mapped(size: usize, align: usize) -> bool {
     }
 }
 
-/// A fresh zeroed mapping of `len` bytes, 2 MiB-aligned, advised for huge
-/// pages; null if the kernel refuses.
-unsafe fn map(len: usize) -> *mut u8 {
-    let span = len + HUGE_PAGE;
+/// A fresh zeroed mapping of one huge page, 2 MiB-aligned, advised for a
+/// huge page; null if the kernel refuses.
+unsafe fn map() -> *mut u8 {
+    let len = HUGE_PAGE;
+    let span = 2 * HUGE_PAGE;
     // SAFETY: an anonymous private mapping touches no existing memory.
     let raw = unsafe {
         libc::mmap(
@@ -119,22 +120,23 @@ unsafe fn map(len: usize) -> *mut u8 {
     aligned as *mut u8
 }
 
-unsafe fn unmap(ptr: *mut u8, len: usize) {
-    // SAFETY: `ptr..ptr + len` is a block [`map`] made and nobody uses any more.
+unsafe fn unmap(ptr: *mut u8) {
+    // SAFETY: `ptr..ptr + HUGE_PAGE` is a block [`map`] made and nobody uses
+    // any more.
     unsafe {
-        libc::munmap(ptr.cast(), len);
+        libc::munmap(ptr.cast(), HUGE_PAGE);
     }
-    MAPPED.fetch_sub(len, Relaxed);
+    MAPPED.fetch_sub(HUGE_PAGE, Relaxed);
 }
 
 // SAFETY: a block is mapped or from System by its size alone (and the state,
-// which never changes once a big block exists), at allocation and at release
-// alike; mapped blocks are aligned to 2 MiB, and a block asking for more than
-// page alignment is never moved by `mremap`.
+// which never changes once a block was mapped), at allocation and at release
+// alike; mapped blocks are aligned to 2 MiB, as much as any layout mapped here
+// may ask.
 unsafe impl GlobalAlloc for HugePages {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if is_mapped(layout.size(), layout.align()) {
-            unsafe { map(layout.size()) }
+            unsafe { map() }
         } else {
             unsafe { System.alloc(layout) }
         }
@@ -143,7 +145,7 @@ unsafe impl GlobalAlloc for HugePages {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         if is_mapped(layout.size(), layout.align()) {
             // A fresh anonymous mapping reads as zeros.
-            unsafe { map(layout.size()) }
+            unsafe { map() }
         } else {
             unsafe { System.alloc_zeroed(layout) }
         }
@@ -151,7 +153,7 @@ unsafe impl GlobalAlloc for HugePages {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if is_mapped(layout.size(), layout.align()) {
-            unsafe { unmap(ptr, layout.size()) }
+            unsafe { unmap(ptr) }
         } else {
             unsafe { System.dealloc(ptr, layout) }
         }

@@ -188,7 +188,7 @@ pub(crate) fn next_client_id() -> u64 {
 }
 
 /// The heap in use by the process, from glibc's allocator statistics (INFO's
-/// `used_memory` on the core), plus the big blocks a binary running on
+/// `used_memory` on the core), plus the huge-page blocks a binary running on
 /// [`redislab_alloc::huge::HugePages`] mapped itself (0 otherwise).
 pub(crate) fn heap_probe() -> Option<fn() -> usize> {
     fn in_use() -> usize {

@@ -1161,8 +1161,7 @@ mod tests {
     /// A command's duration is the difference of two whole-microsecond clock
     /// readings, as Redis's `ustime()` pair: calls well under a microsecond
     /// still add up to their real time in `usec`. (Truncating each call's
-    /// precise interval counted every sub-microsecond GET as 0 µs.) The bound
-    /// is physical, not a speed target: no call takes under 10 ns.
+    /// precise interval counted every sub-microsecond GET as 0 µs.)
     #[test]
     fn a_duration_is_a_difference_of_whole_microseconds() {
         let epoch = Instant::now();
@@ -1195,6 +1194,9 @@ mod tests {
         }
     }
 
+    /// The same over real calls: their `usec` is a share of the loop's wall
+    /// time that only a dropped sub-microsecond call could lose (a ratio
+    /// within one run, not a speed target).
     #[test]
     fn sub_microsecond_calls_add_up_in_commandstats() {
         let mut s = Server::new();
@@ -1208,11 +1210,11 @@ mod tests {
         let wall_us = wall.elapsed().as_micros() as u64;
         let stat = &s.stats.commands["get"];
         assert_eq!(stat.calls, calls);
-        // The measured window is most of each call (about half to two
-        // thirds of the loop here); truncated intervals kept ~20 % on a busy
-        // machine and nothing on a quiet one.
+        // The measured window (the command's function, from after the lookup
+        // and checks) is about 0.42 of the loop here; truncated intervals
+        // kept ~0.2 on a busy machine and nothing on a quiet one.
         assert!(
-            stat.usec >= wall_us / 3,
+            stat.usec >= wall_us / 4,
             "{} µs of {wall_us} µs over {calls} GETs: sub-microsecond calls were dropped",
             stat.usec
         );

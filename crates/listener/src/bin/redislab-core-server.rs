@@ -2,7 +2,7 @@
 
 use clap::Parser;
 
-/// Blocks of 2 MiB and more on transparent huge pages (see
+/// The sorted sets' 2 MiB record pages on transparent huge pages (see
 /// `redislab_alloc::huge`); `--no-huge-pages` sends them to malloc.
 #[global_allocator]
 static ALLOC: redislab_alloc::huge::HugePages = redislab_alloc::huge::HugePages;
@@ -17,8 +17,8 @@ struct Cli {
     /// commands still run one at a time.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=128))]
     io_threads: u16,
-    /// Allocate big blocks (the sorted sets' record pages, dict tables) with
-    /// malloc instead of on transparent huge pages.
+    /// Allocate the sorted sets' 2 MiB record pages with malloc instead of on
+    /// transparent huge pages.
     #[arg(long)]
     no_huge_pages: bool,
 }
@@ -26,7 +26,7 @@ struct Cli {
 fn main() -> std::io::Result<()> {
     let cli = Cli::parse();
     if cli.no_huge_pages && !redislab_alloc::huge::disable() {
-        eprintln!("redislab core: --no-huge-pages came after a big block was mapped; ignored");
+        eprintln!("redislab core: --no-huge-pages came after a huge page was mapped; ignored");
     }
     let options = redislab_listener::Options {
         io_threads: cli.io_threads as usize,
