@@ -1,8 +1,9 @@
 //! The fixed cost of the command path in process: `Server::call_into` (lookup,
 //! checks, `call()`'s bookkeeping, the handler, the RESP encoding) for SET, GET
-//! and INCR on a small keyspace, as a transport's connection client runs them.
+//! and INCR on a small keyspace, SETBIT on one 16 KiB string and PFCOUNT of one
+//! dense HyperLogLog (its cached count), as a transport's connection client runs them.
 //!
-//! `cargo run --release -p redislab-core --example call_cost [-- N [COMMAND]]`
+//! `cargo run --release -p redislab-core --example call_cost [-- N [SET|GET|INCR|SETBIT|PFCOUNT]]`
 //!
 //! Prints ns per command (the thread's CPU time, not the wall clock, so that
 //! the other processes of a shared machine disturb it less; best of 15 passes
@@ -41,11 +42,45 @@ fn main() {
     let incr: Vec<Vec<Vec<u8>>> = (0..KEYS)
         .map(|i| vec![b"INCR".to_vec(), key("n", i)])
         .collect();
-    let only = std::env::args().nth(2);
-    let tests: Vec<(&str, &Vec<Vec<Vec<u8>>>)> = [("SET", &set), ("GET", &get), ("INCR", &incr)]
-        .into_iter()
-        .filter(|(name, _)| only.as_deref().is_none_or(|o| o.eq_ignore_ascii_case(name)))
+    // SETBIT on one 16 KiB string, offsets in turn (as bench_inprocess).
+    let setbit: Vec<Vec<Vec<u8>>> = (0..KEYS)
+        .map(|i| {
+            let offset = (i * 127) % (16384 * 8);
+            vec![
+                b"SETBIT".to_vec(),
+                b"b:s".to_vec(),
+                offset.to_string().into_bytes(),
+                b"1".to_vec(),
+            ]
+        })
         .collect();
+    let mut setup = Vec::new();
+    let last_bit = (16384 * 8 - 1).to_string().into_bytes();
+    s.call_into(
+        id,
+        &[b"SETBIT".to_vec(), b"b:s".to_vec(), last_bit, b"1".to_vec()],
+        &mut setup,
+    );
+    let pfcount: Vec<Vec<Vec<u8>>> = vec![vec![b"PFCOUNT".to_vec(), b"h:d".to_vec()]; KEYS];
+    for i in 0..5000 {
+        let add = vec![
+            b"PFADD".to_vec(),
+            b"h:d".to_vec(),
+            format!("e{i}").into_bytes(),
+        ];
+        s.call_into(id, &add, &mut setup);
+    }
+    let only = std::env::args().nth(2);
+    let tests: Vec<(&str, &Vec<Vec<Vec<u8>>>)> = [
+        ("SET", &set),
+        ("GET", &get),
+        ("INCR", &incr),
+        ("SETBIT", &setbit),
+        ("PFCOUNT", &pfcount),
+    ]
+    .into_iter()
+    .filter(|(name, _)| only.as_deref().is_none_or(|o| o.eq_ignore_ascii_case(name)))
+    .collect();
     let mut out = Vec::with_capacity(1 << 20);
     let mut best = vec![f64::MAX; tests.len()];
     let mut allocs = vec![0.0; tests.len()];
@@ -69,7 +104,7 @@ fn main() {
     }
     for (t, (name, _)) in tests.iter().enumerate() {
         println!(
-            "{name:5} {:7.1} ns/command  {:.2} allocations/command",
+            "{name:7} {:7.1} ns/command  {:.2} allocations/command",
             best[t], allocs[t]
         );
     }

@@ -78,6 +78,9 @@ struct OutState {
     writing: bool,
     /// A write failed: the connection is going away, drop what comes.
     broken: bool,
+    /// `pending` holds replies kept for the end of the I/O thread's round
+    /// ([`Output::send_later`]), and the connection is in that round's list.
+    kept: bool,
 }
 
 impl Output {
@@ -90,7 +93,8 @@ impl Output {
         }
         let mut st = lock(&self.state);
         let mut rest = bytes;
-        if !st.writing && !st.broken {
+        // Replies kept for the end of the round go first.
+        if !st.writing && !st.broken && st.pending.is_empty() {
             while !rest.is_empty() {
                 match self.stream.try_write(rest) {
                     Ok(0) => {
@@ -112,11 +116,70 @@ impl Output {
         }
         st.pending.extend_from_slice(rest);
         let unsent = self.unsent.fetch_add(rest.len(), Ordering::Relaxed) + rest.len();
+        // The writer takes over, kept replies included (the flusher then
+        // finds it writing and leaves them to it).
         if !st.writing {
             st.writing = true;
             self.writer_wake.notify_one();
         }
         unsent
+    }
+
+    /// [`Output::send`] at the end of the I/O thread's round (see
+    /// [`crate::flush`]): the bytes wait in `pending`, counted as unsent, until
+    /// this thread's flusher writes them. Written at once on a thread without a
+    /// flusher, and handed to the writer if it is writing already.
+    pub fn send_later(self: &Arc<Self>, bytes: &[u8]) -> usize {
+        if bytes.is_empty() {
+            return self.unsent.load(Ordering::Relaxed);
+        }
+        let mut st = lock(&self.state);
+        if st.writing || st.broken || !crate::flush::has_flusher() {
+            drop(st);
+            return self.send(bytes);
+        }
+        st.pending.extend_from_slice(bytes);
+        if !st.kept {
+            st.kept = true;
+            crate::flush::at_end_of_round(self);
+        }
+        self.unsent.fetch_add(bytes.len(), Ordering::Relaxed) + bytes.len()
+    }
+
+    /// The flusher's part: writes the kept replies, unless the writer took them
+    /// over or the connection broke; what the socket does not take goes to the
+    /// writer.
+    pub fn flush_kept(&self) {
+        let mut st = lock(&self.state);
+        if !std::mem::take(&mut st.kept) || st.writing || st.broken {
+            return;
+        }
+        let mut written = 0;
+        while written < st.pending.len() {
+            match self.stream.try_write(&st.pending[written..]) {
+                Ok(0) => {
+                    st.broken = true;
+                    break;
+                }
+                Ok(n) => written += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    st.broken = true;
+                    break;
+                }
+            }
+        }
+        st.pending.drain(..written);
+        let before = self.unsent.fetch_sub(written, Ordering::Relaxed);
+        if !st.pending.is_empty() && !st.broken {
+            st.writing = true;
+            self.writer_wake.notify_one();
+        }
+        // The reader may have stopped for the bytes just written.
+        if before > MAX_UNSENT && before - written <= MAX_UNSENT {
+            self.reader_wake.notify_one();
+        }
     }
 
     pub fn queued_jobs(&self) -> usize {
@@ -140,7 +203,8 @@ impl Output {
 
     /// Whether everything accepted so far is in the socket.
     pub fn all_written(&self) -> bool {
-        !lock(&self.state).writing
+        let st = lock(&self.state);
+        !st.writing && st.pending.is_empty()
     }
 
     /// `n` batches were answered: the reader may read again if it waited for

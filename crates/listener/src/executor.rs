@@ -514,7 +514,13 @@ impl Executor {
                     },
                 }
             }
-            conn.handle.send(&out);
+            // Run inline, the replies wait for the end of the I/O thread's
+            // round, as Redis writes them in beforeSleep (see crate::flush).
+            if self.inline_jobs.is_some() && close.is_none() {
+                conn.handle.out.send_later(&out);
+            } else {
+                conn.handle.send(&out);
+            }
             conn.handle.out.runs_done(runs_done);
             if !conn.spent.is_empty() {
                 conn.handle.out.recycle(&mut conn.spent, None);

@@ -19,6 +19,7 @@
 
 mod connection;
 mod executor;
+mod flush;
 mod resp;
 
 use std::io;
@@ -112,6 +113,11 @@ impl CoreListener {
                     let Ok(listener) = TcpListener::from_std(std_listener) else {
                         return;
                     };
+                    // The thread that runs batches inline writes their
+                    // replies at the end of each round (crate::flush).
+                    if inline.is_some() {
+                        tokio::spawn(flush::flusher());
+                    }
                     tokio::select! {
                         _ = accept_loop(listener, jobs_tx, inline, limits) => {}
                         _ = shutdown_rx => {}
