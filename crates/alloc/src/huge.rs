@@ -1,18 +1,22 @@
-//! A global allocator that backs 2 MiB blocks with transparent huge pages.
+//! A global allocator that backs the sorted sets' record buffers with
+//! transparent huge pages.
 //!
 //! A 1,000,000-member sorted set or keyspace is tens of MB of records reached
 //! at random: with 4 KiB pages nearly every step of a skiplist descent or a
 //! dict probe also misses the TLB, and on a virtual machine a page walk is
-//! itself several memory reads. [`HugePages`] hands out every block of
-//! exactly [`HUGE_PAGE`] (2 MiB) — the size of the skiplist's arena pages,
-//! which a growing set allocates one at a time, one huge page fault per
-//! ~30,000 members — as its own anonymous mapping, 2 MiB-aligned, and asks
-//! the kernel for a huge page there (`madvise(MADV_HUGEPAGE)`, which works
-//! when `/sys/kernel/mm/transparent_hugepage/enabled` is `always` or
-//! `madvise`). Every other block goes to [`System`] unchanged.
+//! itself several memory reads. [`HugePages`] hands out every block whose
+//! size is an odd multiple of [`HUGE_PAGE`] (2, 6, 10, … MiB: the sizes the
+//! zset record arena grows its shared buffer through, one huge page fault per
+//! ~30,000 members) as its own anonymous mapping, 2 MiB-aligned, and asks the
+//! kernel for huge pages there (`madvise(MADV_HUGEPAGE)`, which works when
+//! `/sys/kernel/mm/transparent_hugepage/enabled` is `always` or `madvise`).
+//! Such a block grows by moving its pages into a bigger aligned mapping
+//! (`mremap`): the page tables move, the bytes are not copied, and huge pages
+//! stay huge. Every other block goes to [`System`] unchanged.
 //!
-//! Bigger blocks were mapped too at first, and it cost more than it gave: a
-//! growing keyspace's dict tables are faulted in during its rehash, and with
+//! Blocks of every size from 2 MiB were mapped at first, and it cost more
+//! than it gave: a growing keyspace's dict tables (powers of two, so never an
+//! odd multiple past 2 MiB) are faulted in during its rehash, and with
 //! `defrag` at `madvise` each huge page fault may compact memory first; under
 //! `redis-benchmark -P 16` SET's p99 went from about 3 ms to about 8 ms (four
 //! runs beside `--no-huge-pages`), while ZSCORE on a 1M-member set (its dict
@@ -31,7 +35,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed};
 
-/// The huge page size on x86_64, and the one block size mapped here.
+/// The huge page size on x86_64; blocks of odd multiples of it are mapped here.
 pub const HUGE_PAGE: usize = 2 << 20;
 
 const UNDECIDED: u8 = 0;
@@ -71,10 +75,10 @@ pub fn mapped_bytes() -> usize {
     MAPPED.load(Relaxed)
 }
 
-/// Whether a block of this layout is (or was) mapped here: exactly one huge
-/// page (see the module documentation for why not bigger blocks).
+/// Whether a block of this layout is (or was) mapped here: an odd multiple of
+/// a huge page (see the module documentation for why not every size).
 fn is_mapped(size: usize, align: usize) -> bool {
-    if size != HUGE_PAGE || align > HUGE_PAGE {
+    if size % HUGE_PAGE != 0 || (size / HUGE_PAGE) % 2 == 0 || align > HUGE_PAGE {
         return false;
     }
     match STATE.compare_exchange(UNDECIDED, ON, Relaxed, Relaxed) {
@@ -83,11 +87,10 @@ fn is_mapped(size: usize, align: usize) -> bool {
     }
 }
 
-/// A fresh zeroed mapping of one huge page, 2 MiB-aligned, advised for a
-/// huge page; null if the kernel refuses.
-unsafe fn map() -> *mut u8 {
-    let len = HUGE_PAGE;
-    let span = 2 * HUGE_PAGE;
+/// A fresh zeroed mapping of `len` bytes (a multiple of a huge page),
+/// 2 MiB-aligned, advised for huge pages; null if the kernel refuses.
+unsafe fn map(len: usize) -> *mut u8 {
+    let span = len + HUGE_PAGE;
     // SAFETY: an anonymous private mapping touches no existing memory.
     let raw = unsafe {
         libc::mmap(
@@ -120,13 +123,52 @@ unsafe fn map() -> *mut u8 {
     aligned as *mut u8
 }
 
-unsafe fn unmap(ptr: *mut u8) {
-    // SAFETY: `ptr..ptr + HUGE_PAGE` is a block [`map`] made and nobody uses
-    // any more.
+unsafe fn unmap(ptr: *mut u8, len: usize) {
+    // SAFETY: `ptr..ptr + len` is a block [`map`] made and nobody uses any
+    // more.
     unsafe {
-        libc::munmap(ptr.cast(), HUGE_PAGE);
+        libc::munmap(ptr.cast(), len);
     }
-    MAPPED.fetch_sub(HUGE_PAGE, Relaxed);
+    MAPPED.fetch_sub(len, Relaxed);
+}
+
+/// A mapped block of `old` bytes as one of `new` bytes: shrunk in place, or
+/// grown by moving its pages to the start of a fresh aligned mapping of the
+/// new size (no bytes copied; 2 MiB-aligned source and target let the kernel
+/// move huge pages whole). Null if the kernel refuses (the old block is then
+/// untouched).
+unsafe fn remap(ptr: *mut u8, old: usize, new: usize) -> *mut u8 {
+    if new <= old {
+        // SAFETY: the tail past `new` belongs to this block, which its owner
+        // no longer reads there.
+        unsafe {
+            libc::munmap(ptr.add(new).cast(), old - new);
+        }
+        MAPPED.fetch_sub(old - new, Relaxed);
+        return ptr;
+    }
+    // SAFETY: a fresh mapping; the old block's pages then replace its first
+    // `old` bytes (MREMAP_FIXED unmaps what was there, which is ours).
+    unsafe {
+        let target = map(new);
+        if target.is_null() {
+            return target;
+        }
+        let moved = libc::mremap(
+            ptr.cast(),
+            old,
+            old,
+            libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+            target.cast::<libc::c_void>(),
+        );
+        if moved == libc::MAP_FAILED {
+            unmap(target, new);
+            return std::ptr::null_mut();
+        }
+        // The old range is gone (its pages live on at `target`).
+        MAPPED.fetch_sub(old, Relaxed);
+        target
+    }
 }
 
 // SAFETY: a block is mapped or from System by its size alone (and the state,
@@ -136,7 +178,7 @@ unsafe fn unmap(ptr: *mut u8) {
 unsafe impl GlobalAlloc for HugePages {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if is_mapped(layout.size(), layout.align()) {
-            unsafe { map() }
+            unsafe { map(layout.size()) }
         } else {
             unsafe { System.alloc(layout) }
         }
@@ -145,7 +187,7 @@ unsafe impl GlobalAlloc for HugePages {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         if is_mapped(layout.size(), layout.align()) {
             // A fresh anonymous mapping reads as zeros.
-            unsafe { map() }
+            unsafe { map(layout.size()) }
         } else {
             unsafe { System.alloc_zeroed(layout) }
         }
@@ -153,7 +195,7 @@ unsafe impl GlobalAlloc for HugePages {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if is_mapped(layout.size(), layout.align()) {
-            unsafe { unmap(ptr) }
+            unsafe { unmap(ptr, layout.size()) }
         } else {
             unsafe { System.dealloc(ptr, layout) }
         }
@@ -166,10 +208,17 @@ unsafe impl GlobalAlloc for HugePages {
             return unsafe { System.realloc(ptr, layout, new_size) };
         }
         if was && will {
-            // The same single huge page.
-            return ptr;
+            if new_size == layout.size() {
+                return ptr;
+            }
+            // SAFETY: a mapped block of `layout.size()` bytes.
+            let moved = unsafe { remap(ptr, layout.size(), new_size) };
+            if !moved.is_null() {
+                return moved;
+            }
         }
-        // Into or out of a mapped page: a new block, the bytes copied.
+        // Into or out of a mapped block (or a remap refused): a new block,
+        // the bytes copied.
         // SAFETY: `new_size` with the old alignment is a valid layout (the
         // caller guarantees it does not overflow `isize`).
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
@@ -189,12 +238,16 @@ unsafe impl GlobalAlloc for HugePages {
 mod tests {
     use super::*;
 
+    /// The tests read the one global count of mapped bytes: one at a time.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     /// A block of exactly 2 MiB is mapped 2 MiB-aligned, zeroed, counted,
     /// and keeps its bytes when it grows into System's and back; other sizes
     /// are System's. (The test calls the allocator directly; the test
     /// binary's own global allocator is System.)
     #[test]
     fn huge_page_blocks_are_aligned_zeroed_counted_and_kept_across_realloc() {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let a = HugePages;
         let page = Layout::from_size_align(HUGE_PAGE, 8).unwrap();
         let before = mapped_bytes();
@@ -227,5 +280,41 @@ mod tests {
         }
         assert!(enabled());
         assert!(!disable(), "a block was mapped: too late to turn off");
+    }
+
+    /// The record arena's growth: 2 → 6 → 10 MiB moves the pages (bytes
+    /// kept at both ends, aligned, counted), 10 → 6 shrinks in place; 4 MiB,
+    /// a power of two like a dict table, is System's.
+    #[test]
+    fn odd_multiples_grow_by_moving_pages_and_even_ones_are_systems() {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let a = HugePages;
+        let before = mapped_bytes();
+        unsafe {
+            let two = Layout::from_size_align(HUGE_PAGE, 8).unwrap();
+            let p = a.alloc(two);
+            p.write_bytes(0x5A, HUGE_PAGE);
+            let q = a.realloc(p, two, 3 * HUGE_PAGE);
+            assert_eq!(q as usize % HUGE_PAGE, 0);
+            assert_eq!(mapped_bytes() - before, 3 * HUGE_PAGE);
+            assert_eq!((*q, *q.add(HUGE_PAGE - 1)), (0x5A, 0x5A));
+            assert_eq!(*q.add(HUGE_PAGE), 0, "the new part reads as zeros");
+            q.add(3 * HUGE_PAGE - 1).write(7);
+            let six = Layout::from_size_align(3 * HUGE_PAGE, 8).unwrap();
+            let r = a.realloc(q, six, 5 * HUGE_PAGE);
+            assert_eq!(r as usize % HUGE_PAGE, 0);
+            assert_eq!(mapped_bytes() - before, 5 * HUGE_PAGE);
+            assert_eq!((*r, *r.add(3 * HUGE_PAGE - 1)), (0x5A, 7));
+            let ten = Layout::from_size_align(5 * HUGE_PAGE, 8).unwrap();
+            let t = a.realloc(r, ten, 3 * HUGE_PAGE);
+            assert_eq!(t, r, "shrunk in place");
+            assert_eq!(mapped_bytes() - before, 3 * HUGE_PAGE);
+            a.dealloc(t, six);
+            assert_eq!(mapped_bytes(), before);
+            let four = Layout::from_size_align(2 * HUGE_PAGE, 8).unwrap();
+            let f = a.alloc(four);
+            assert_eq!(mapped_bytes(), before, "an even multiple is System's");
+            a.dealloc(f, four);
+        }
     }
 }

@@ -44,21 +44,21 @@
 //!
 //! # How this model differs from the C code
 //!
-//! * Nodes live in an arena of pages (`super::arena`, the one the B+tree
-//!   layout's records live in too) and link to each other by `u32` id
-//!   (page number and 4-byte word offset in the page); freed records go on a
+//! * Nodes live in an arena (`super::arena`, the one the B+tree layout's
+//!   records live in too) and link to each other by `u32` id (the 4-byte
+//!   word offset in the arena's one shared buffer); freed records go on a
 //!   free list per size and are reused. Id 0 is the header. A record is
-//!   read in place from its page's bytes, in safe code (no `unsafe`).
+//!   read in place from the buffer's bytes, in safe code (no `unsafe`).
 //! * One record per node, like Redis's one allocation per node with its sds
 //!   embedded: score (8 bytes), backward id (4), height and member length (4:
 //!   5 bits and 27 bits, a longer member keeps its length in 4 more bytes),
 //!   the levels (8 bytes each: `u32` forward id, `u32` span), then the
 //!   member's bytes, rounded up to 4 bytes. A descent step reads the score and
 //!   one level of the same record; a score tie compares the member from that
-//!   record too. Records are packed end to end in pages of up to 2 MiB (a
-//!   page grows by doubling, so a small set stays small); a record over
-//!   16 KiB gets a page of its own, freed with it. The ids cap a list at 2^13
-//!   pages of records (16 GiB) and the spans at 2^32 - 1 members. Redis's
+//!   record too. Records are packed end to end in the shared buffer (it
+//!   doubles up to 2 MiB, so a small set stays small, then grows 4 MiB at a
+//!   time); a record over 16 KiB gets a buffer of its own, freed with it. The
+//!   ids cap a list at 8 GiB of records and the spans at 2^32 - 1 members. Redis's
 //!   node sizes in its allocator are modelled separately (`crate::memory`).
 //! * Nodes are addressed by a [`NodeKey`] (the id, never 0) outside this
 //!   module: the sorted set's dict keeps these handles instead of a copy of
@@ -115,27 +115,25 @@ pub(crate) fn draw_level(rng: &mut ChaCha8Rng) -> usize {
     level
 }
 
-/// A node's place in the arena: `(page << PAGE_SHIFT) | word`, where `word`
-/// counts 4-byte words from the start of the page.
+/// A node's place in the arena: its offset in 4-byte words in the arena's
+/// shared buffer (or, with the top bit set, the number of a big record's own
+/// buffer).
 type NodeId = u32;
 
 /// A node's handle as the sorted set's dict keeps it (never the header, so
 /// never 0).
 pub type NodeKey = NonZeroU32;
 
-/// The header sentinel always sits at the start of page 0.
+/// The header sentinel always sits at the start of the shared buffer.
 const HEADER: NodeId = 0;
 
 /// Bytes per arena word: records start on 4-byte boundaries.
 const WORD: usize = 4;
-/// Word offsets take the low 19 bits of an id: a page spans 2 MiB of records,
-/// one huge page where the process's allocator maps big blocks on them
-/// (`redislab-core-server` does), and there are at most 2^13 pages.
-const PAGE_SHIFT: u32 = 19;
-/// The zsets' page arena ([`super::arena`]) in 4-byte words: a record over
-/// 16 KiB gets a page of its own, exactly its size, freed with it; smaller
-/// ones share pages.
-type Arena = Pages<WORD, PAGE_SHIFT>;
+/// The zsets' record arena ([`super::arena`]) in 4-byte words: one shared
+/// buffer, so a descent's every step is two dependent reads as in Redis; a
+/// record over 16 KiB gets a buffer of its own, exactly its size, freed with
+/// it.
+type Arena = Pages<WORD>;
 
 /// Byte offsets inside a record.
 const SCORE_AT: usize = 0;
@@ -416,7 +414,7 @@ struct Path {
 /// The Redis zset skiplist. See the module documentation.
 #[derive(Clone, Debug)]
 pub struct SkipList {
-    /// The records, laid end to end in pages; page 0 starts with the header.
+    /// The records, laid end to end; the header comes first.
     arena: Arena,
     tail: Option<NodeId>,
     len: usize,
@@ -747,7 +745,7 @@ impl SkipList {
         (0..self.level).map(|i| header.level(i).span()).collect()
     }
 
-    /// Bytes the arena has allocated: every page (by capacity) and the free
+    /// Bytes the arena has allocated: its buffers (by capacity) and the free
     /// lists (their vectors' capacity; the map's own table is not counted).
     /// The RNG and the struct itself are not counted.
     pub fn heap_bytes(&self) -> usize {
@@ -756,7 +754,7 @@ impl SkipList {
 
     // ----- internals ---------------------------------------------------
 
-    /// The record of node `id`, to the end of its page.
+    /// The record of node `id`, to the end of its buffer.
     #[inline(always)]
     fn node(&self, id: NodeId) -> Node<'_> {
         Node(self.arena.bytes(id))
@@ -829,8 +827,8 @@ impl SkipList {
     }
 
     /// Write a new unlinked node (no links, no backward link) into a freed
-    /// record of its size, at the end of the shared page being filled, or in a
-    /// page of its own when it is big.
+    /// record of its size, at the end of the shared buffer, or in a buffer of
+    /// its own when it is big.
     fn alloc(&mut self, score: f64, member: &[u8], level: usize) -> NodeId {
         let words = record_words(level, member.len());
         let id = self.arena.alloc(words);
@@ -1612,31 +1610,27 @@ mod tests {
         for i in 0..100u8 {
             sl.insert(f64::from(i), vec![i]);
         }
-        let used = sl.arena.page_len(0);
+        let used = sl.arena.shared_len();
         assert_eq!(sl.delete_range_by_rank(0, 49).len(), 50);
         // One byte more per member: the same number of words, so a new node
         // takes a freed record of its height while one is left.
         for i in 0..50u8 {
             sl.insert(-f64::from(i), vec![i, i]);
         }
-        let fresh = sl.arena.page_len(0) - used;
+        let fresh = sl.arena.shared_len() - used;
         assert!(fresh < 10 * record_words(1, 2) * WORD, "{fresh} new bytes");
-        assert!(sl.heap_bytes() >= sl.arena.page_len(0));
+        assert!(sl.heap_bytes() >= sl.arena.shared_len());
         sl.check_invariants();
     }
 
     #[test]
-    fn a_big_member_has_a_page_of_its_own_freed_with_it() {
+    fn a_big_member_has_a_buffer_of_its_own_freed_with_it() {
         let mut sl = SkipList::new();
         let big = vec![7u8; 20_000];
         sl.insert(1.0, b"a");
         let key = sl.insert(2.0, &big);
         sl.insert(3.0, b"b");
-        assert_eq!(
-            key.get() & (Arena::PAGE_UNITS as u32 - 1),
-            0,
-            "starts a page"
-        );
+        assert_ne!(key.get() & (1 << 31), 0, "a buffer of its own");
         assert_eq!(sl.member_of(key), &big[..]);
         assert_eq!(sl.score_of(key), 2.0);
         assert_eq!(sl.get_by_rank(1), Some((2.0, &big[..])));
@@ -1644,7 +1638,7 @@ mod tests {
         assert!(sl.delete(2.0, &big));
         assert!(sl.heap_bytes() + 19_000 <= with_big);
         let again = sl.insert(0.5, vec![9u8; 30_000]);
-        assert_eq!(again, key, "the freed page is reused");
+        assert_eq!(again, key, "the freed buffer's number is reused");
         assert_eq!(sl.rank(0.5, &[9u8; 30_000]), Some(0));
         sl.check_invariants();
     }

@@ -12,28 +12,26 @@
 //!
 //! so an 8-byte member costs 22 bytes, where the skiplist layout's record
 //! costs 40 and Redis's `zskiplistNode` 48 (plus, in both, a dict entry).
-//! Records are laid end to end in the zsets' page arena
+//! Records are laid end to end in the zsets' record arena
 //! (`crate::zset::arena`, the skiplist's too), addressed by a [`Handle`]:
-//! page number (13 bits) and offset in 2-byte units (19 bits), pages of up
-//! to 1 MiB. A page grows by doubling, so a small set stays small; a record
-//! over 16 KiB has a page of its own, freed with it; freed records wait on a
-//! free list per size for the next record of that size. The handles cap a
-//! set at 8192 pages (8 GiB of records), as the skiplist's ids cap its arena
-//! at 16 GiB.
+//! the offset in 2-byte units in its one shared buffer, which doubles up to
+//! 2 MiB, so a small set stays small, then grows 4 MiB at a time; a record
+//! over 16 KiB has a buffer of its own, freed with it; freed records wait on
+//! a free list per size for the next record of that size. The handles cap a
+//! set at 4 GiB of records (2^31 units), the skiplist's ids at 8 GiB.
 
 use crate::dict::{siphash12, Chains, Slot};
 use crate::zset::arena::Pages;
 
-/// A record's place: `(page << PAGE_SHIFT) | offset in units`.
+/// A record's place: its offset in units in the arena's shared buffer (or,
+/// top bit set, the number of a big record's own buffer).
 pub type Handle = u32;
 
 /// "No record" (end of a bucket chain, the dict's [`crate::dict::NIL`]). No
-/// record can start there: it would be the last unit of the last page, and a
-/// record is at least 14 bytes.
+/// record has it: it would be the 2^31st big record with a buffer of its own.
 pub const NIL: Handle = crate::dict::NIL;
 
 const UNIT: usize = 2;
-const PAGE_SHIFT: u32 = 19;
 
 const SCORE_AT: usize = 0;
 const NEXT_AT: usize = 8;
@@ -54,7 +52,7 @@ fn record_units(len: usize) -> usize {
 /// The arena of member records.
 #[derive(Clone, Debug, Default)]
 pub struct Records {
-    pages: Pages<UNIT, PAGE_SHIFT>,
+    pages: Pages<UNIT>,
 }
 
 impl Records {
