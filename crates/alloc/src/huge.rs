@@ -4,19 +4,20 @@
 //! A 1,000,000-member sorted set or keyspace is tens of MB of records reached
 //! at random: with 4 KiB pages nearly every step of a skiplist descent or a
 //! dict probe also misses the TLB, and on a virtual machine a page walk is
-//! itself several memory reads. [`HugePages`] hands out every block whose
-//! size is an odd multiple of [`HUGE_PAGE`] (2, 6, 10, … MiB: the sizes the
-//! zset record arena grows its shared buffer through, one huge page fault per
-//! ~30,000 members) as its own anonymous mapping, 2 MiB-aligned, and asks the
-//! kernel for huge pages there (`madvise(MADV_HUGEPAGE)`, which works when
+//! itself several memory reads. [`HugePages`] hands out every block of a
+//! zset record buffer ([`crate::records::RecordBuf`], known by its alignment)
+//! of a whole number of [`HUGE_PAGE`]s (2, 4, 6, … MiB: the sizes the record
+//! arena grows its shared buffer through, one huge page fault per ~30,000
+//! members) as its own anonymous mapping, 2 MiB-aligned, and asks the kernel
+//! for huge pages there (`madvise(MADV_HUGEPAGE)`, which works when
 //! `/sys/kernel/mm/transparent_hugepage/enabled` is `always` or `madvise`).
 //! Such a block grows by moving its pages into a bigger aligned mapping
 //! (`mremap`): the page tables move, the bytes are not copied, and huge pages
 //! stay huge. Every other block goes to [`System`] unchanged.
 //!
-//! Blocks of every size from 2 MiB were mapped at first, and it cost more
-//! than it gave: a growing keyspace's dict tables (powers of two, so never an
-//! odd multiple past 2 MiB) are faulted in during its rehash, and with
+//! Blocks of every kind from 2 MiB were mapped at first, and it cost more
+//! than it gave: a growing keyspace's dict tables are faulted in during its
+//! rehash, and with
 //! `defrag` at `madvise` each huge page fault may compact memory first; under
 //! `redis-benchmark -P 16` SET's p99 went from about 3 ms to about 8 ms (four
 //! runs beside `--no-huge-pages`), while ZSCORE on a 1M-member set (its dict
@@ -35,7 +36,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed};
 
-/// The huge page size on x86_64; blocks of odd multiples of it are mapped here.
+/// The huge page size on x86_64; record buffers of whole multiples of it are
+/// mapped here.
 pub const HUGE_PAGE: usize = 2 << 20;
 
 const UNDECIDED: u8 = 0;
@@ -75,10 +77,11 @@ pub fn mapped_bytes() -> usize {
     MAPPED.load(Relaxed)
 }
 
-/// Whether a block of this layout is (or was) mapped here: an odd multiple of
-/// a huge page (see the module documentation for why not every size).
+/// Whether a block of this layout is (or was) mapped here: a record buffer
+/// (its alignment says so) of whole huge pages (see the module documentation
+/// for why not every block).
 fn is_mapped(size: usize, align: usize) -> bool {
-    if size % HUGE_PAGE != 0 || (size / HUGE_PAGE) % 2 == 0 || align > HUGE_PAGE {
+    if align != crate::records::RECORD_ALIGN || size == 0 || !size.is_multiple_of(HUGE_PAGE) {
         return false;
     }
     match STATE.compare_exchange(UNDECIDED, ON, Relaxed, Relaxed) {
@@ -237,19 +240,20 @@ unsafe impl GlobalAlloc for HugePages {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::records::RECORD_ALIGN;
 
     /// The tests read the one global count of mapped bytes: one at a time.
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-    /// A block of exactly 2 MiB is mapped 2 MiB-aligned, zeroed, counted,
-    /// and keeps its bytes when it grows into System's and back; other sizes
-    /// are System's. (The test calls the allocator directly; the test
+    /// A record buffer of exactly 2 MiB is mapped 2 MiB-aligned, zeroed,
+    /// counted, and keeps its bytes when it grows into System's and back;
+    /// other sizes are System's. (The test calls the allocator directly; the test
     /// binary's own global allocator is System.)
     #[test]
     fn huge_page_blocks_are_aligned_zeroed_counted_and_kept_across_realloc() {
         let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let a = HugePages;
-        let page = Layout::from_size_align(HUGE_PAGE, 8).unwrap();
+        let page = Layout::from_size_align(HUGE_PAGE, RECORD_ALIGN).unwrap();
         let before = mapped_bytes();
         unsafe {
             let p = a.alloc_zeroed(page);
@@ -262,18 +266,18 @@ mod tests {
             p.write_bytes(0xAB, HUGE_PAGE);
             assert_eq!(a.realloc(p, page, HUGE_PAGE), p);
             // Bigger: System's, the bytes kept, the mapping gone.
-            let q = a.realloc(p, page, HUGE_PAGE + 1);
+            let q = a.realloc(p, page, HUGE_PAGE + RECORD_ALIGN);
             assert_eq!(*q.add(HUGE_PAGE - 1), 0xAB);
             assert_eq!(mapped_bytes(), before);
             // Back to one huge page: mapped again.
-            let bigger = Layout::from_size_align(HUGE_PAGE + 1, 8).unwrap();
+            let bigger = Layout::from_size_align(HUGE_PAGE + RECORD_ALIGN, RECORD_ALIGN).unwrap();
             let r = a.realloc(q, bigger, HUGE_PAGE);
             assert_eq!(r as usize % HUGE_PAGE, 0);
             assert_eq!(*r, 0xAB);
             assert_eq!(mapped_bytes() - before, HUGE_PAGE);
             a.dealloc(r, page);
             assert_eq!(mapped_bytes(), before);
-            let small = Layout::from_size_align(100, 8).unwrap();
+            let small = Layout::from_size_align(256, RECORD_ALIGN).unwrap();
             let s = a.alloc(small);
             assert_eq!(mapped_bytes(), before, "a small block is System's");
             a.dealloc(s, small);
@@ -282,16 +286,16 @@ mod tests {
         assert!(!disable(), "a block was mapped: too late to turn off");
     }
 
-    /// The record arena's growth: 2 → 6 → 10 MiB moves the pages (bytes
-    /// kept at both ends, aligned, counted), 10 → 6 shrinks in place; 4 MiB,
-    /// a power of two like a dict table, is System's.
+    /// A record buffer's growth: 2 → 6 → 10 MiB moves the pages (bytes kept
+    /// at both ends, aligned, counted), 10 → 6 shrinks in place; a block of
+    /// whole huge pages that is no record buffer is System's.
     #[test]
-    fn odd_multiples_grow_by_moving_pages_and_even_ones_are_systems() {
+    fn record_buffers_grow_by_moving_pages_and_other_blocks_are_systems() {
         let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let a = HugePages;
         let before = mapped_bytes();
         unsafe {
-            let two = Layout::from_size_align(HUGE_PAGE, 8).unwrap();
+            let two = Layout::from_size_align(HUGE_PAGE, RECORD_ALIGN).unwrap();
             let p = a.alloc(two);
             p.write_bytes(0x5A, HUGE_PAGE);
             let q = a.realloc(p, two, 3 * HUGE_PAGE);
@@ -300,21 +304,23 @@ mod tests {
             assert_eq!((*q, *q.add(HUGE_PAGE - 1)), (0x5A, 0x5A));
             assert_eq!(*q.add(HUGE_PAGE), 0, "the new part reads as zeros");
             q.add(3 * HUGE_PAGE - 1).write(7);
-            let six = Layout::from_size_align(3 * HUGE_PAGE, 8).unwrap();
+            let six = Layout::from_size_align(3 * HUGE_PAGE, RECORD_ALIGN).unwrap();
             let r = a.realloc(q, six, 5 * HUGE_PAGE);
             assert_eq!(r as usize % HUGE_PAGE, 0);
             assert_eq!(mapped_bytes() - before, 5 * HUGE_PAGE);
             assert_eq!((*r, *r.add(3 * HUGE_PAGE - 1)), (0x5A, 7));
-            let ten = Layout::from_size_align(5 * HUGE_PAGE, 8).unwrap();
+            let ten = Layout::from_size_align(5 * HUGE_PAGE, RECORD_ALIGN).unwrap();
             let t = a.realloc(r, ten, 3 * HUGE_PAGE);
             assert_eq!(t, r, "shrunk in place");
             assert_eq!(mapped_bytes() - before, 3 * HUGE_PAGE);
             a.dealloc(t, six);
             assert_eq!(mapped_bytes(), before);
-            let four = Layout::from_size_align(2 * HUGE_PAGE, 8).unwrap();
-            let f = a.alloc(four);
-            assert_eq!(mapped_bytes(), before, "an even multiple is System's");
-            a.dealloc(f, four);
+            // A block of the same size with another alignment (a dict table,
+            // any Vec) is System's.
+            let other = Layout::from_size_align(2 * HUGE_PAGE, 8).unwrap();
+            let f = a.alloc(other);
+            assert_eq!(mapped_bytes(), before, "not a record buffer: System's");
+            a.dealloc(f, other);
         }
     }
 }

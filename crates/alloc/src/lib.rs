@@ -25,6 +25,7 @@
 //! snapshots. Snapshots only compare within a stretch where counting stayed on.
 
 pub mod huge;
+pub mod records;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU64, Ordering::Relaxed};

@@ -14,9 +14,11 @@
 //! memory. A protocol error is handed over in order too: the executor answers it
 //! after the requests before it, then the connection closes.
 //!
-//! **Replies** are written by whoever ran the batch, straight to the socket, once
-//! per batch (Redis's `writeToClient` from `beforeSleep`), when nothing is
-//! waiting to be written before them. What the socket does not take at once
+//! **Replies** are written once per batch (Redis's `writeToClient` from
+//! `beforeSleep`), when nothing is waiting to be written before them: by the
+//! executor thread at once, for a batch it ran; for a batch run on the I/O
+//! thread, at the end of that thread's round, with the other connections'
+//! replies ([`Output::send_later`], [`crate::flush`]). What the socket does not take at once
 //! waits in [`Output`], and the **writer** task writes it when the socket can
 //! take more, in order, and counts it down (the `unsent` count the executor
 //! checks against output-buffer limits). So a client that reads its replies

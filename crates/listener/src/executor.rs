@@ -11,9 +11,10 @@
 //! [`Server::call_into`], which encodes the replies in the client's protocol
 //! into one output buffer the executor reuses for every batch, and writes that
 //! buffer to the client's socket once per batch ([`Output::send`]: straight to
-//! the socket when nothing waits before it, as Redis's `beforeSleep` writes
-//! replies from the main thread; what the socket does not take goes to the
-//! connection's writer task). The requests' argument buffers go back to the
+//! the socket when nothing waits before it; run inline, at the end of the I/O
+//! thread's round, [`Output::send_later`], as Redis's `beforeSleep` writes
+//! replies; what the socket does not take goes to the connection's writer
+//! task). The requests' argument buffers go back to the
 //! connection to be refilled ([`Output::recycle`]). Around that it does what
 //! Redis's event loop and `serverCron` do:
 //!

@@ -1,4 +1,4 @@
-//! `redislab-core-server` maps its sorted sets' 2 MiB record pages on
+//! `redislab-core-server` maps its sorted sets' record buffers on
 //! transparent huge pages (`redislab_alloc::huge`) and still reports them in
 //! `used_memory`; `--no-huge-pages` leaves them to malloc. The same 300,000-member sorted set
 //! is built in both and the two servers' `used_memory` growth must agree

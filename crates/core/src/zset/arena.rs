@@ -13,12 +13,13 @@
 //!   stays in a register. Measured in process on a 1M-member set
 //!   (`zset_cost`, best of five builds each): ZCOUNT 562 → 451 ns, ZREVRANK
 //!   403 → 312, ZINCRBY 1,650 → 1,490.
-//! * The buffer doubles from 256 bytes up to [`HUGE_STEP`] (2 MiB), so a small
-//!   set stays small, then grows by two huge pages at a time (2, 6, 10, …
-//!   MiB: odd multiples of 2 MiB, which `redislab_alloc::huge` maps on huge
-//!   pages and grows by moving its page tables, not its bytes; glibc grows
-//!   such big blocks with `mremap` too). The bytes left over after the last
-//!   record stay under 4 MiB.
+//! * The buffer ([`RecordBuf`], whose allocation's alignment marks it as a
+//!   record buffer) doubles from 256 bytes up to [`HUGE_STEP`] (2 MiB), so a
+//!   small set stays small, then grows one huge page at a time: under
+//!   `redislab_alloc::huge` (the server's allocator) such a block sits on huge
+//!   pages and grows by moving its page tables, not its bytes; glibc grows big
+//!   blocks with `mremap` too. The bytes left over after the last record stay
+//!   under 2 MiB, as with pages.
 //! * A record over [`OWN_PAGE_BYTES`] has a buffer of its own, exactly its
 //!   size, freed with it; its id is that buffer's number with the top bit
 //!   set (the number is reused by the next big record).
@@ -30,11 +31,13 @@
 
 use std::collections::HashMap;
 
+use redislab_alloc::records::RecordBuf;
+
 /// A record bigger than this (a member of more than about 16 KB) gets a
 /// buffer of its own; smaller ones share the arena's buffer.
 pub(crate) const OWN_PAGE_BYTES: usize = 16 * 1024;
 
-/// The shared buffer doubles up to this size, then grows by twice this.
+/// The shared buffer doubles up to this size, then grows by this much.
 pub(crate) const HUGE_STEP: usize = 2 << 20;
 
 /// The top bit of an id: a record with a buffer of its own.
@@ -44,7 +47,7 @@ const OWN: u32 = 1 << 31;
 /// See the module documentation.
 #[derive(Clone, Debug)]
 pub(crate) struct Pages<const UNIT: usize> {
-    shared: Vec<u8>,
+    shared: RecordBuf,
     /// Records over [`OWN_PAGE_BYTES`], each in its own buffer (empty once
     /// freed, until the number is reused).
     own: Vec<Vec<u8>>,
@@ -64,7 +67,7 @@ impl<const UNIT: usize> Pages<UNIT> {
     /// An empty arena (nothing allocated).
     pub(crate) fn new() -> Self {
         Pages {
-            shared: Vec::new(),
+            shared: RecordBuf::new(),
             own: Vec::new(),
             free: HashMap::new(),
             free_own: Vec::new(),
@@ -75,7 +78,7 @@ impl<const UNIT: usize> Pages<UNIT> {
     #[inline(always)]
     pub(crate) fn bytes(&self, id: u32) -> &[u8] {
         if id & OWN == 0 {
-            &self.shared[id as usize * UNIT..]
+            &self.shared.as_slice()[id as usize * UNIT..]
         } else {
             &self.own[(id & !OWN) as usize]
         }
@@ -84,7 +87,7 @@ impl<const UNIT: usize> Pages<UNIT> {
     #[inline(always)]
     pub(crate) fn bytes_mut(&mut self, id: u32) -> &mut [u8] {
         if id & OWN == 0 {
-            &mut self.shared[id as usize * UNIT..]
+            &mut self.shared.as_mut_slice()[id as usize * UNIT..]
         } else {
             &mut self.own[(id & !OWN) as usize]
         }
@@ -121,9 +124,9 @@ impl<const UNIT: usize> Pages<UNIT> {
         assert!(end / UNIT < OWN as usize, "zset record arena full");
         if end > self.shared.capacity() {
             let cap = next_capacity(self.shared.capacity(), end);
-            self.shared.reserve_exact(cap - at);
+            self.shared.reserve_total(cap);
         }
-        self.shared.resize(end, 0);
+        self.shared.resize(end);
         (at / UNIT) as u32
     }
 
@@ -167,14 +170,14 @@ impl<const UNIT: usize> Pages<UNIT> {
 }
 
 /// The shared buffer's next capacity, for at least `need` bytes: doubling
-/// from 256 bytes up to [`HUGE_STEP`], then odd multiples of it.
+/// from 256 bytes up to [`HUGE_STEP`], then whole multiples of it.
 fn next_capacity(cap: usize, need: usize) -> usize {
     let mut cap = cap.max(256);
     while cap < need {
         cap = if cap < HUGE_STEP {
             (cap * 2).min(HUGE_STEP)
         } else {
-            cap + 2 * HUGE_STEP
+            cap + HUGE_STEP
         };
     }
     cap
@@ -216,22 +219,22 @@ mod tests {
         reuse_and_own_buffers::<2>();
     }
 
-    /// Doubling up to one huge page, then two huge pages at a time: always an
-    /// odd multiple of 2 MiB past it, so never a power of two (the size the
-    /// dict tables have, which `redislab_alloc::huge` leaves to the system).
+    /// Doubling up to one huge page, then a huge page at a time: past it,
+    /// always whole huge pages (what `redislab_alloc::huge` maps).
     #[test]
-    fn the_shared_buffer_doubles_then_grows_by_two_huge_pages() {
+    fn the_shared_buffer_doubles_then_grows_by_a_huge_page() {
         assert_eq!(next_capacity(0, 10), 256);
         assert_eq!(next_capacity(256, 257), 512);
         assert_eq!(next_capacity(HUGE_STEP / 2, HUGE_STEP / 2 + 1), HUGE_STEP);
-        assert_eq!(next_capacity(HUGE_STEP, HUGE_STEP + 1), 3 * HUGE_STEP);
+        assert_eq!(next_capacity(HUGE_STEP, HUGE_STEP + 1), 2 * HUGE_STEP);
         assert_eq!(
-            next_capacity(3 * HUGE_STEP, 3 * HUGE_STEP + 1),
-            5 * HUGE_STEP
+            next_capacity(3 * HUGE_STEP, 5 * HUGE_STEP + 1),
+            6 * HUGE_STEP
         );
-        for cap in (1..40).map(|k| next_capacity(HUGE_STEP, k * HUGE_STEP)) {
-            assert_eq!((cap / HUGE_STEP) % 2, 1);
-            assert_eq!(cap % HUGE_STEP, 0);
+        let mut a: Pages<4> = Pages::new();
+        for _ in 0..(3 * HUGE_STEP / 4 / 100) {
+            a.alloc(100);
         }
+        assert_eq!(a.shared_capacity(), 3 * HUGE_STEP);
     }
 }

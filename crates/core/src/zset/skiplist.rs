@@ -56,7 +56,7 @@
 //!   member's bytes, rounded up to 4 bytes. A descent step reads the score and
 //!   one level of the same record; a score tie compares the member from that
 //!   record too. Records are packed end to end in the shared buffer (it
-//!   doubles up to 2 MiB, so a small set stays small, then grows 4 MiB at a
+//!   doubles up to 2 MiB, so a small set stays small, then grows 2 MiB at a
 //!   time); a record over 16 KiB gets a buffer of its own, freed with it. The
 //!   ids cap a list at 8 GiB of records and the spans at 2^32 - 1 members. Redis's
 //!   node sizes in its allocator are modelled separately (`crate::memory`).

@@ -2,8 +2,8 @@
 
 use clap::Parser;
 
-/// The sorted sets' 2 MiB record pages on transparent huge pages (see
-/// `redislab_alloc::huge`); `--no-huge-pages` sends them to malloc.
+/// The sorted sets' record buffers (2, 6, 10, ... MiB) on transparent huge
+/// pages (see `redislab_alloc::huge`); `--no-huge-pages` sends them to malloc.
 #[global_allocator]
 static ALLOC: redislab_alloc::huge::HugePages = redislab_alloc::huge::HugePages;
 
@@ -17,7 +17,7 @@ struct Cli {
     /// commands still run one at a time.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=128))]
     io_threads: u16,
-    /// Allocate the sorted sets' 2 MiB record pages with malloc instead of on
+    /// Allocate the sorted sets' record buffers with malloc instead of on
     /// transparent huge pages.
     #[arg(long)]
     no_huge_pages: bool,
