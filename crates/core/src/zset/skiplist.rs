@@ -580,10 +580,9 @@ impl SkipList {
     /// 0-based rank of `(score, member)` (`zslGetRank` minus one).
     pub fn rank(&self, score: f64, member: &[u8]) -> Option<usize> {
         // Walk while the next node is <= the target: we stop *on* it.
-        let path = self.descend(|_, n| Self::compare(score, member, n).is_ge());
-        let x = path.update[0];
+        let (x, rank) = self.seek(|_, n| Self::compare(score, member, n).is_ge());
         let found = x != HEADER && Self::compare(score, member, self.elem(x)).is_eq();
-        found.then(|| path.rank[0] - 1)
+        found.then(|| rank - 1)
     }
 
     /// Element at 0-based `rank` (`zslGetElementByRank(rank + 1)`).
@@ -876,6 +875,28 @@ impl SkipList {
         self.descend_from(path, self.level, advance)
     }
 
+    /// [`SkipList::descend`] for a read that needs only where the walk ends:
+    /// the last node `advance` held for (the header if none) and its rank,
+    /// without the path of every level (as `zslNthInRange` and
+    /// `zslGetElementByRank` keep only the node and the rank). Writing the
+    /// two 32-entry path arrays cost a lookup as much as a few steps.
+    #[inline(always)]
+    fn seek(&self, mut advance: impl FnMut(usize, Elem<'_>) -> bool) -> (NodeId, usize) {
+        let (mut x, mut rank) = (HEADER, 0);
+        for i in (0..self.level).rev() {
+            let mut link = self.node(x).level(i);
+            while let Some(next) = link.forward() {
+                if !advance(rank + link.span(), self.elem(next)) {
+                    break;
+                }
+                rank += link.span();
+                x = next;
+                link = self.node(x).level(i);
+            }
+        }
+        (x, rank)
+    }
+
     /// [`SkipList::descend`] below level `from` (at most the levels in
     /// use): `path` already holds where the walk stopped on the levels from
     /// `from` up, and the walk goes on from the node it stopped at on level
@@ -937,9 +958,9 @@ impl SkipList {
         if rank + 1 == self.len {
             return self.tail;
         }
-        let path = self.descend(|next_rank, _| next_rank <= rank + 1);
-        debug_assert_eq!(path.rank[0], rank + 1);
-        Some(path.update[0])
+        let (x, at) = self.seek(|next_rank, _| next_rank <= rank + 1);
+        debug_assert_eq!(at, rank + 1);
+        Some(x)
     }
 
     /// `zslInsertNode`: link an allocated node (its level already chosen)
@@ -1104,9 +1125,9 @@ impl SkipList {
         lte_max: impl Fn(Elem<'_>) -> bool,
     ) -> Option<usize> {
         // Skip everything below the range; the next node is the candidate.
-        let path = self.descend(|_, n| !gte_min(n));
-        let id = self.node(path.update[0]).next()?;
-        lte_max(self.elem(id)).then_some(path.rank[0])
+        let (x, rank) = self.seek(|_, n| !gte_min(n));
+        let id = self.node(x).next()?;
+        lte_max(self.elem(id)).then_some(rank)
     }
 
     /// Rank of the last node with `lte_max`, if it also has `gte_min`.
@@ -1116,9 +1137,8 @@ impl SkipList {
         gte_min: impl Fn(Elem<'_>) -> bool,
     ) -> Option<usize> {
         // Walk through everything not above the range and stop on the last.
-        let path = self.descend(|_, n| lte_max(n));
-        let id = path.update[0];
-        (id != HEADER && gte_min(self.elem(id))).then(|| path.rank[0] - 1)
+        let (id, rank) = self.seek(|_, n| lte_max(n));
+        (id != HEADER && gte_min(self.elem(id))).then(|| rank - 1)
     }
 
     /// Node handles, head to tail.
