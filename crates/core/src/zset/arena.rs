@@ -20,7 +20,7 @@
 //!   pages and grows by moving its page tables, not its bytes; glibc grows big
 //!   blocks with `mremap` too. The bytes left over after the last record stay
 //!   under 2 MiB, as with pages. The B+tree layout keeps its (smaller)
-//!   records in a plain `Vec<u8>` grown 1 MiB at a time ([`SharedBytes`]).
+//!   records in a plain `Vec<u8>` grown 256 KiB at a time ([`SharedBytes`]).
 //! * A record over [`OWN_PAGE_BYTES`] has a buffer of its own, exactly its
 //!   size, freed with it; its id is that buffer's number with the top bit
 //!   set (the number is reused by the next big record).
@@ -44,9 +44,9 @@ pub(crate) const HUGE_STEP: usize = 2 << 20;
 
 /// What the shared buffer is kept in: a [`RecordBuf`] (the skiplist's, on
 /// huge pages under the server's allocator, grown a huge page at a time) or
-/// a plain `Vec<u8>` (the B+tree layout's, grown 1 MiB at a time, its old
-/// page size: its 22-byte records fill 2 MiB steps too slowly, a 100,000-member
-/// set kept a quarter more heap).
+/// a plain `Vec<u8>` (the B+tree layout's, grown 256 KiB at a time: its
+/// 22-byte records fill 2 MiB steps slowly, a 100,000-member set kept a
+/// quarter more heap; glibc grows such blocks with `mremap`).
 pub(crate) trait SharedBytes: Clone + std::fmt::Debug + Default {
     /// The buffer doubles up to this size, then grows by this much.
     const STEP: usize;
@@ -81,7 +81,7 @@ impl SharedBytes for RecordBuf {
 }
 
 impl SharedBytes for Vec<u8> {
-    const STEP: usize = 1 << 20;
+    const STEP: usize = 256 << 10;
     #[inline(always)]
     fn bytes(&self) -> &[u8] {
         self
@@ -327,11 +327,11 @@ mod tests {
             a.alloc(100);
         }
         assert_eq!(a.shared_capacity(), 3 * HUGE_STEP);
-        // The B+tree's plain buffer: 1 MiB steps.
+        // The B+tree's plain buffer: 256 KiB steps.
         let mut b: Pages<2, Vec<u8>> = Pages::new();
-        for _ in 0..((3 << 20) / 2 / 100) {
+        for _ in 0..((768 << 10) / 2 / 100) {
             b.alloc(100);
         }
-        assert_eq!(b.shared_capacity(), 3 << 20);
+        assert_eq!(b.shared_capacity(), 768 << 10);
     }
 }

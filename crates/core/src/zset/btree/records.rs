@@ -15,7 +15,7 @@
 //! Records are laid end to end in the zsets' record arena
 //! (`crate::zset::arena`, the skiplist's too), addressed by a [`Handle`]:
 //! the offset in 2-byte units in its one shared buffer, which doubles up to
-//! 1 MiB, so a small set stays small, then grows 1 MiB at a time; a record
+//! 256 KiB, so a small set stays small, then grows 256 KiB at a time; a record
 //! over 16 KiB has a buffer of its own, freed with it; freed records wait on
 //! a free list per size for the next record of that size. The handles cap a
 //! set at 4 GiB of records (2^31 units), the skiplist's ids at 8 GiB.
