@@ -881,9 +881,23 @@ impl SkipList {
     /// `zslGetElementByRank` keep only the node and the rank). Writing the
     /// two 32-entry path arrays cost a lookup as much as a few steps.
     #[inline(always)]
-    fn seek(&self, mut advance: impl FnMut(usize, Elem<'_>) -> bool) -> (NodeId, usize) {
-        let (mut x, mut rank) = (HEADER, 0);
-        for i in (0..self.level).rev() {
+    fn seek(&self, advance: impl FnMut(usize, Elem<'_>) -> bool) -> (NodeId, usize) {
+        self.walk_levels(HEADER, 0, self.level, advance, |_, _, _| {})
+    }
+
+    /// The walk itself, from node `x` of rank `rank` down levels `from - 1`
+    /// to 0: on each, follow forward links while `advance` holds, then tell
+    /// `stopped(level, node, rank)` where it stopped. Returns the last stop.
+    #[inline(always)]
+    fn walk_levels(
+        &self,
+        mut x: NodeId,
+        mut rank: usize,
+        from: usize,
+        mut advance: impl FnMut(usize, Elem<'_>) -> bool,
+        mut stopped: impl FnMut(usize, NodeId, usize),
+    ) -> (NodeId, usize) {
+        for i in (0..from).rev() {
             let mut link = self.node(x).level(i);
             while let Some(next) = link.forward() {
                 if !advance(rank + link.span(), self.elem(next)) {
@@ -893,6 +907,7 @@ impl SkipList {
                 x = next;
                 link = self.node(x).level(i);
             }
+            stopped(i, x, rank);
         }
         (x, rank)
     }
@@ -912,27 +927,18 @@ impl SkipList {
         &self,
         mut path: Path,
         from: usize,
-        mut advance: impl FnMut(usize, Elem<'_>) -> bool,
+        advance: impl FnMut(usize, Elem<'_>) -> bool,
     ) -> Path {
         debug_assert!(from <= self.level);
-        let (mut x, mut rank) = if from < self.level {
+        let (x, rank) = if from < self.level {
             (path.update[from], path.rank[from])
         } else {
             (HEADER, 0)
         };
-        for i in (0..from).rev() {
-            let mut link = self.node(x).level(i);
-            while let Some(next) = link.forward() {
-                if !advance(rank + link.span(), self.elem(next)) {
-                    break;
-                }
-                rank += link.span();
-                x = next;
-                link = self.node(x).level(i);
-            }
+        self.walk_levels(x, rank, from, advance, |i, x, rank| {
             path.update[i] = x;
             path.rank[i] = rank;
-        }
+        });
         path
     }
 
