@@ -97,21 +97,9 @@ impl Output {
         let mut rest = bytes;
         // Replies kept for the end of the round go first.
         if !st.writing && !st.broken && st.pending.is_empty() {
-            while !rest.is_empty() {
-                match self.stream.try_write(rest) {
-                    Ok(0) => {
-                        st.broken = true;
-                        break;
-                    }
-                    Ok(n) => rest = &rest[n..],
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => {
-                        st.broken = true;
-                        break;
-                    }
-                }
-            }
+            let (written, broken) = write_now(&self.stream, rest);
+            rest = &rest[written..];
+            st.broken = broken;
         }
         if rest.is_empty() || st.broken {
             return self.unsent.load(Ordering::Relaxed);
@@ -136,15 +124,12 @@ impl Output {
             return self.unsent.load(Ordering::Relaxed);
         }
         let mut st = lock(&self.state);
-        if st.writing || st.broken || !crate::flush::has_flusher() {
+        if st.writing || st.broken || (!st.kept && !crate::flush::at_end_of_round(self)) {
             drop(st);
             return self.send(bytes);
         }
+        st.kept = true;
         st.pending.extend_from_slice(bytes);
-        if !st.kept {
-            st.kept = true;
-            crate::flush::at_end_of_round(self);
-        }
         self.unsent.fetch_add(bytes.len(), Ordering::Relaxed) + bytes.len()
     }
 
@@ -156,22 +141,8 @@ impl Output {
         if !std::mem::take(&mut st.kept) || st.writing || st.broken {
             return;
         }
-        let mut written = 0;
-        while written < st.pending.len() {
-            match self.stream.try_write(&st.pending[written..]) {
-                Ok(0) => {
-                    st.broken = true;
-                    break;
-                }
-                Ok(n) => written += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => {
-                    st.broken = true;
-                    break;
-                }
-            }
-        }
+        let (written, broken) = write_now(&self.stream, &st.pending);
+        st.broken = broken;
         st.pending.drain(..written);
         let before = self.unsent.fetch_sub(written, Ordering::Relaxed);
         if !st.pending.is_empty() && !st.broken {
@@ -232,6 +203,23 @@ impl Output {
             r.1.get_or_insert(b);
         }
     }
+}
+
+/// Writes what the socket takes of `bytes` now, without waiting: the bytes
+/// written, and whether the socket broke (closed, or an error other than
+/// "would block").
+fn write_now(stream: &TcpStream, bytes: &[u8]) -> (usize, bool) {
+    let mut written = 0;
+    while written < bytes.len() {
+        match stream.try_write(&bytes[written..]) {
+            Ok(0) => return (written, true),
+            Ok(n) => written += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return (written, true),
+        }
+    }
+    (written, false)
 }
 
 /// Tells the executor the connection is gone, however `serve` returns.

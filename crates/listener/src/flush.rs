@@ -56,11 +56,6 @@ pub fn at_end_of_round(out: &Arc<Output>) -> bool {
     })
 }
 
-/// Whether this thread has a flusher.
-pub fn has_flusher() -> bool {
-    ROUND.with(|round| round.borrow().is_some())
-}
-
 /// The flusher task: started once on the I/O thread of a current-thread
 /// runtime; writes the kept replies every time a round kept some.
 pub async fn flusher() {
