@@ -125,6 +125,23 @@ fn fast_float_strtod(s: &[u8]) -> FastFloat {
     if s.is_empty() {
         return invalid;
     }
+    match small_integer(s) {
+        Some(value) => FastFloat {
+            value,
+            consumed: s.len(),
+            status: FastFloatStatus::Ok,
+        },
+        None => general_strtod(s),
+    }
+}
+
+/// [`fast_float_strtod`] for any input (not empty).
+fn general_strtod(s: &[u8]) -> FastFloat {
+    let invalid = FastFloat {
+        value: 0.0,
+        consumed: 0,
+        status: FastFloatStatus::Invalid,
+    };
     let Some(scan) = scan_decimal(s) else {
         return parse_inf_nan(s).unwrap_or(invalid);
     };
@@ -142,6 +159,27 @@ fn fast_float_strtod(s: &[u8]) -> FastFloat {
             FastFloatStatus::Ok
         },
     }
+}
+
+/// The value of `s` when it is a whole number of at most 15 digits with an
+/// optional `-` (the usual score or bound: "400000", "-3"), which is exact
+/// as an `f64` (below 2^53), so the general parse would give the same bits;
+/// `None` for anything else. Half a ZCOUNT's bound parsing went to the
+/// general path's UTF-8 check and `str::parse`.
+fn small_integer(s: &[u8]) -> Option<f64> {
+    let (negative, digits) = match s.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, s),
+    };
+    if digits.is_empty() || digits.len() > 15 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n = digits
+        .iter()
+        .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
+    // -0 stays -0.0, as strtod gives.
+    let value = n as f64;
+    Some(if negative { -value } else { value })
 }
 
 struct DecimalScan {
@@ -471,6 +509,47 @@ mod tests {
         assert_eq!(strtod_prefix(b"abc"), (0.0, 0));
         assert_eq!(strtod_prefix(b"2\x003"), (2.0, 1));
         assert_eq!(c_str(b"ab\x00cd"), b"ab");
+    }
+
+    #[test]
+    fn small_integers_parse_as_the_general_path_does() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let mut cases: Vec<String> = [
+            "0",
+            "-0",
+            "7",
+            "-7",
+            "400000",
+            "0000123",
+            "-000",
+            "999999999999999",
+            "-999999999999999",
+            "9007199254740993",
+            "1234567890123456",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for _ in 0..10_000 {
+            let digits = rng.gen_range(1..=17);
+            let n: u64 = rng.gen_range(0..10u64.pow(digits));
+            let sign = if rng.gen_bool(0.5) { "-" } else { "" };
+            cases.push(format!("{sign}{n}"));
+        }
+        for case in &cases {
+            let (fast, general) = (
+                fast_float_strtod(case.as_bytes()),
+                general_strtod(case.as_bytes()),
+            );
+            assert_eq!(fast.value.to_bits(), general.value.to_bits(), "{case}");
+            assert_eq!(fast.consumed, general.consumed, "{case}");
+        }
+        // Longer than 15 digits, or not all digits: the general path.
+        assert_eq!(small_integer(b"1234567890123456"), None);
+        assert_eq!(small_integer(b"+5"), None);
+        assert_eq!(small_integer(b"-"), None);
+        assert_eq!(small_integer(b"5e3"), None);
     }
 
     #[test]
