@@ -48,7 +48,8 @@
 //!   records live in too) and link to each other by `u32` id (the 4-byte
 //!   word offset in the arena's one shared buffer); freed records go on a
 //!   free list per size and are reused. Id 0 is the header. A record is
-//!   read in place from the buffer's bytes, in safe code (no `unsafe`).
+//!   read in place from the buffer's bytes (the descent's loop through the
+//!   arena's clamped reader, everything else through checked slices).
 //! * One record per node, like Redis's one allocation per node with its sds
 //!   embedded: score (8 bytes), backward id (4), height and member length (4:
 //!   5 bits and 27 bits, a longer member keeps its length in 4 more bytes),
@@ -143,6 +144,8 @@ const BACKWARD_AT: usize = 8;
 const META_AT: usize = 12;
 const LEVELS_AT: usize = 16;
 const LEVEL_BYTES: usize = 8;
+/// A level is the forward id, then the span.
+const SPAN_IN_LEVEL: usize = 4;
 const LEN_ESCAPE: u32 = (1 << 27) - 1;
 
 /// Bytes of a record with `height` levels and a `len`-byte member.
@@ -196,6 +199,16 @@ impl Level {
         self.forward.map(NonZeroU32::get)
     }
 
+    /// A level as the record stores it: forward id, then span.
+    #[inline(always)]
+    fn from_bytes(b: [u8; LEVEL_BYTES]) -> Level {
+        let [f0, f1, f2, f3, s0, s1, s2, s3] = b;
+        Level {
+            forward: NonZeroU32::new(u32::from_le_bytes([f0, f1, f2, f3])),
+            span: u32::from_le_bytes([s0, s1, s2, s3]),
+        }
+    }
+
     fn span(self) -> usize {
         self.span as usize
     }
@@ -224,7 +237,7 @@ impl<'a> Node<'a> {
         let at = LEVELS_AT + i * LEVEL_BYTES;
         Level {
             forward: NonZeroU32::new(read_u32(self.0, at)),
-            span: read_u32(self.0, at + 4),
+            span: read_u32(self.0, at + SPAN_IN_LEVEL),
         }
     }
 
@@ -888,6 +901,8 @@ impl SkipList {
     /// The walk itself, from node `x` of rank `rank` down levels `from - 1`
     /// to 0: on each, follow forward links while `advance` holds, then tell
     /// `stopped(level, node, rank)` where it stopped. Returns the last stop.
+    /// It reads the records through the arena's [`super::arena::Reader`]
+    /// (no bounds check per field), as this loop is most of a read's time.
     #[inline(always)]
     fn walk_levels(
         &self,
@@ -897,15 +912,25 @@ impl SkipList {
         mut advance: impl FnMut(usize, Elem<'_>) -> bool,
         mut stopped: impl FnMut(usize, NodeId, usize),
     ) -> (NodeId, usize) {
+        let read = self.arena.reader();
         for i in (0..from).rev() {
-            let mut link = self.node(x).level(i);
+            let at = LEVELS_AT + i * LEVEL_BYTES;
+            let mut link = Level::from_bytes(read.two_words(x, at, at).0);
             while let Some(next) = link.forward() {
-                if !advance(rank + link.span(), self.elem(next)) {
+                // The next node's score and its own link on this level, read
+                // together: the link is used only if the walk moves there.
+                let (score, next_link) = read.two_words(next, SCORE_AT, at);
+                let candidate = Elem {
+                    score: f64::from_le_bytes(score),
+                    list: self,
+                    id: next,
+                };
+                if !advance(rank + link.span(), candidate) {
                     break;
                 }
                 rank += link.span();
                 x = next;
-                link = self.node(x).level(i);
+                link = Level::from_bytes(next_link);
             }
             stopped(i, x, rank);
         }

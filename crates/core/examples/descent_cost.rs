@@ -1,0 +1,55 @@
+//! The cost of one skiplist descent, alone: a 1,000,000-member list with the
+//! scores of `bench_inprocess`'s leaderboard (uniform in 0..1,000,000), then
+//! the two descents of `ZCOUNT key 400000 600000` (the first member at or
+//! above 400,000 and the last at or below 600,000) timed a million times
+//! each, best of three, beside the cost of parsing one score bound.
+//!
+//! `cargo run --release -p redislab-core --example descent_cost`
+//!
+//! The same range every time, as `./run.sh bench` times ZCOUNT: the path stays
+//! in cache, so this measures the loop's own instructions, not memory.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use redislab_core::num::parse_score_bound;
+use redislab_core::zset::skiplist::{ScoreRange, SkipList};
+use std::hint::black_box;
+use std::time::Instant;
+
+const MEMBERS: u32 = 1_000_000;
+const CALLS: u32 = 1_000_000;
+
+/// Mean ns per call of `f` over [`CALLS`] calls.
+fn per_call(mut f: impl FnMut() -> usize) -> f64 {
+    let started = Instant::now();
+    let mut sum = 0usize;
+    for _ in 0..CALLS {
+        sum = sum.wrapping_add(f());
+    }
+    black_box(sum);
+    started.elapsed().as_nanos() as f64 / f64::from(CALLS)
+}
+
+fn main() {
+    let mut list = SkipList::new();
+    let mut rng = ChaCha8Rng::seed_from_u64(15);
+    for user in 1..=MEMBERS {
+        let points = rng.gen_range(0..1_000_000u32);
+        list.insert(f64::from(points), format!("u{user:07}").into_bytes());
+    }
+    let range = ScoreRange::inclusive(400_000.0, 600_000.0);
+    let best = |f: &mut dyn FnMut() -> f64| (0..3).map(|_| f()).fold(f64::INFINITY, f64::min);
+    let first = best(&mut || per_call(|| list.first_in_score_range(black_box(&range)).unwrap()));
+    let last = best(&mut || per_call(|| list.last_in_score_range(black_box(&range)).unwrap()));
+    let parse = best(&mut || {
+        per_call(|| parse_score_bound(black_box(b"400000")).map_or(0, |(v, _)| v as usize))
+    });
+    println!("{MEMBERS} members, {} levels in use", list.level());
+    println!("first in [400000, 600000]   {first:6.1} ns");
+    println!("last in [400000, 600000]    {last:6.1} ns");
+    println!("parse one bound \"400000\"    {parse:6.1} ns");
+}
+
+/// The server's allocator (the records' buffer on huge pages).
+#[global_allocator]
+static ALLOC: redislab_alloc::huge::HugePages = redislab_alloc::huge::HugePages;
