@@ -7,10 +7,13 @@ the shape redis-benchmark's __rand_int__ produces with -r 1000000) by pipelined
 ZADDs, read used_memory before and after (bytes per member), then run
 redis-benchmark with 50 clients, without and with -P 16, for SET, GET, INCR, ZADD,
 ZINCRBY, ZSCORE, ZREVRANK and ZRANGE 0 9 on the big key (requests per second,
-p50 and p99 latency). The servers alternate per command so that a noisy
-neighbour hits both alike; the figures compared are the ratios core/Redis
-inside this run (requests per second: higher is better for the core; p99:
-lower is).
+p50 and p99 latency). Each command runs --rounds times (3 by default) on each
+server, the servers alternating inside a round and taking turns going first, so
+that a noisy neighbour hits both alike; each figure is the median of its
+rounds, and the figures compared are the ratios core/Redis of those medians
+(requests per second: higher is better for the core; p99: lower is), with the
+lowest and highest per-round ratio beside them (one redis-benchmark run moved
+a ratio by up to 0.1 on this 2-core machine).
 
 Before that, on the same private Redis while it is still empty, bench_inprocess
 (crates/harness/src/bin/bench_inprocess.rs) builds the same data in a core in
@@ -120,6 +123,20 @@ def cpu_seconds(pid):
         return None
 
 
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def median_run(runs):
+    """One figure per field: the median of the rounds (all of them must have run)."""
+    out = {k: median([r[k] for r in runs]) for k in runs[0] if k != "error"
+           and all(k in r for r in runs)}
+    out["rounds"] = runs
+    return out
+
+
 def bench(bench_bin, port, cmd, pipeline, requests, pid=None):
     cpu_before = cpu_seconds(pid)
     args = [bench_bin, "-h", "127.0.0.1", "-p", str(port), "-c", "50", "-n", str(requests),
@@ -189,6 +206,7 @@ def main():
     ap.add_argument("--redis-pid", type=int, default=None)
     ap.add_argument("--core-pid", type=int, default=None)
     ap.add_argument("--requests", type=int, default=100_000)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default="runs")
     ap.add_argument("--inprocess-bin", default=None)
     a = ap.parse_args()
@@ -214,20 +232,33 @@ def main():
     for label, cmd in TESTS:
         for pipeline in (1, 16):
             row = {"command": label, "pipeline": pipeline}
-            for name, port in servers.items():
-                row[name] = bench(a.bench_bin, port, cmd, pipeline, a.requests * (4 if pipeline > 1 else 1),
-                                  pids[name])
+            runs = {name: [] for name in servers}
+            for round_no in range(a.rounds):
+                # Take turns going first, so neither always runs on a machine
+                # the other has just warmed (or heated).
+                order = list(servers.items())
+                if round_no % 2:
+                    order.reverse()
+                for name, port in order:
+                    runs[name].append(bench(a.bench_bin, port, cmd, pipeline,
+                                            a.requests * (4 if pipeline > 1 else 1), pids[name]))
+            for name in servers:
+                failed = [r for r in runs[name] if "error" in r]
+                row[name] = failed[0] if failed else median_run(runs[name])
             c, r = row["core"], row["redis"]
             if "rps" in c and "rps" in r:
                 row["rps_ratio"] = c["rps"] / r["rps"]
                 row["p99_ratio"] = c["p99_ms"] / r["p99_ms"] if r["p99_ms"] else None
+                per_round = [x["rps"] / y["rps"] for x, y in zip(c["rounds"], r["rounds"])]
+                row["rps_ratio_range"] = [min(per_round), max(per_round)]
             if c.get("cpu_us_per_req") and r.get("cpu_us_per_req"):
                 row["cpu_ratio"] = c["cpu_us_per_req"] / r["cpu_us_per_req"]
             print(f"bench: {label:11} -P {pipeline:2}  core {c.get('rps', 0):>10,.0f}/s  "
                   f"redis {r.get('rps', 0):>10,.0f}/s", flush=True)
             results.append(row)
     machine = f"{platform.node()} · {os.cpu_count()} CPUs · {platform.machine()} · {platform.platform()}"
-    doc = {"bench": "redis-benchmark -c 50 -r 1000000", "redis_version": a.redis_version,
+    doc = {"bench": "redis-benchmark -c 50 -r 1000000", "rounds": a.rounds,
+           "redis_version": a.redis_version,
            "machine": machine, "measured": time.strftime("%Y-%m-%d %H:%M"), "memory": memory,
            "results": results, **inproc}
     os.makedirs(a.out, exist_ok=True)
@@ -237,8 +268,9 @@ def main():
     lines = [f"redis-benchmark against the core's listener and Redis {a.redis_version}, same run",
              f"machine: {machine}", f"measured: {doc['measured']}",
              f"-c 50, -n {a.requests:,} (×4 with -P 16), -r {MEMBERS:,}; ZSET commands on a "
-             f"{MEMBERS:,}-member key", "",
-             f"{'command':12} {'-P':>3} {'core req/s':>12} {'redis req/s':>12} {'ratio':>6} "
+             f"{MEMBERS:,}-member key; each figure the median of {a.rounds} rounds, the servers "
+             f"alternating (range = lowest and highest ratio of one round)", "",
+             f"{'command':12} {'-P':>3} {'core req/s':>12} {'redis req/s':>12} {'ratio':>6} {'range':>9} "
              f"{'core p50':>9} {'redis p50':>9} {'core p99':>9} {'redis p99':>9} {'p99 ratio':>9} "
              f"{'core cpu':>9} {'redis cpu':>9} {'cpu ratio':>9}"]
     for row in results:
@@ -252,8 +284,9 @@ def main():
                    f"{row['cpu_ratio']:>9.2f}")
         else:
             cpu = ""
+        low, high = row["rps_ratio_range"]
         lines.append(f"{row['command']:12} {row['pipeline']:>3} {c['rps']:>12,.0f} {r['rps']:>12,.0f} "
-                     f"{row['rps_ratio']:>6.2f} {c['p50_ms']:>7.3f}ms {r['p50_ms']:>7.3f}ms "
+                     f"{row['rps_ratio']:>6.2f} {low:>4.2f}-{high:<4.2f} {c['p50_ms']:>7.3f}ms {r['p50_ms']:>7.3f}ms "
                      f"{c['p99_ms']:>7.3f}ms {r['p99_ms']:>7.3f}ms {p99_ratio}{cpu}")
     lines.append("")
     lines.append("cpu = the server process's user+system CPU time per request during its run "

@@ -2,7 +2,7 @@
 # ./run.sh bench: redis-benchmark (from the same Redis build as the labs) against the
 # core's listener and a private Redis, started here on loopback and always stopped.
 #
-#   scripts/bench.sh [--out DIR] [--requests N]    default runs/bench.{txt,json}
+#   scripts/bench.sh [--out DIR] [--requests N] [--rounds N]    default runs/bench.{txt,json}
 #
 # See scripts/bench.py for what is measured (and crates/harness/src/bin/bench_inprocess.rs
 # for the in-process section and the memory per type). Ratios core/Redis inside one run are the
@@ -15,10 +15,12 @@ cd "$root"
 . "$here/servers.sh"
 out=runs
 requests=100000
+rounds=3
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="$2"; shift 2 ;;
     --requests) requests="$2"; shift 2 ;;
+    --rounds) rounds="$2"; shift 2 ;;
     -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "bench: unknown option $1" >&2; exit 2 ;;
   esac
@@ -29,6 +31,6 @@ echo "building the in-process bench (cargo build --release -p redislab-harness -
 cargo build --release -q -p redislab-harness --bin bench_inprocess
 [ -x "$REDIS_BIN_DIR/redis-benchmark" ] || { echo "bench: no redis-benchmark in $REDIS_BIN_DIR (rerun scripts/get-redis.sh)" >&2; exit 2; }
 python3 "$here/bench.py" --bench-bin "$REDIS_BIN_DIR/redis-benchmark" --redis-port "$REDIS_PORT" \
-  --core-port "$CORE_PORT" --redis-version "$REDIS_VERSION" --requests "$requests" --out "$out" \
+  --core-port "$CORE_PORT" --redis-version "$REDIS_VERSION" --requests "$requests" --rounds "$rounds" --out "$out" \
   --redis-pid "${SERVERS_PIDS[0]}" --core-pid "${SERVERS_PIDS[1]}" \
   --inprocess-bin "$root/target/release/bench_inprocess"
