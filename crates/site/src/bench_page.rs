@@ -61,6 +61,20 @@ fn ratio(x: Option<f64>, behind: impl Fn(f64) -> bool) -> String {
     }
 }
 
+/// The lowest and highest per-round ratio (bench.json's `rps_ratio_range`,
+/// from runs of more than one round), or a dash.
+fn ratio_range(row: &Value) -> String {
+    let bound = |i: usize| {
+        row.get("rps_ratio_range")
+            .and_then(|r| r.get(i))
+            .and_then(Value::as_f64)
+    };
+    match (bound(0), bound(1)) {
+        (Some(low), Some(high)) => format!("{low:.2}–{high:.2}"),
+        _ => "–".into(),
+    }
+}
+
 pub fn page(bench: &Value, origin: &str) -> String {
     let mut h = head("redis-labs: the benchmark");
     let _ = writeln!(
@@ -72,17 +86,18 @@ pub fn page(bench: &Value, origin: &str) -> String {
         esc(&text(bench, "machine")),
         esc(origin)
     );
-    h.push_str("<table class=\"index\">\n<thead><tr><th>command</th><th>-P</th><th>core req/s</th><th>redis req/s</th><th>ratio</th><th>core p50</th><th>redis p50</th><th>core p99</th><th>redis p99</th><th>p99 ratio</th></tr></thead>\n<tbody>\n");
+    h.push_str("<table class=\"index\">\n<thead><tr><th>command</th><th>-P</th><th>core req/s</th><th>redis req/s</th><th>ratio</th><th>per-round range</th><th>core p50</th><th>redis p50</th><th>core p99</th><th>redis p99</th><th>p99 ratio</th></tr></thead>\n<tbody>\n");
     let results = bench.get("results").and_then(Value::as_array);
     for r in results.into_iter().flatten() {
         let _ = writeln!(
             h,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}</tr>",
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}</tr>",
             esc(&text(r, "command")),
             fixed(num(r, &["pipeline"]), 0, ""),
             rps(num(r, &["core", "rps"])),
             rps(num(r, &["redis", "rps"])),
             ratio(num(r, &["rps_ratio"]), |x| x < 1.0),
+            ratio_range(r),
             fixed(num(r, &["core", "p50_ms"]), 3, " ms"),
             fixed(num(r, &["redis", "p50_ms"]), 3, " ms"),
             fixed(num(r, &["core", "p99_ms"]), 3, " ms"),
@@ -165,7 +180,7 @@ mod tests {
                 {"command": "GET", "pipeline": 1,
                  "core": {"rps": 47371.2, "p50_ms": 0.647, "p99_ms": 4.151},
                  "redis": {"rps": 46382.0, "p50_ms": 0.591, "p99_ms": 5.903},
-                 "rps_ratio": 1.02, "p99_ratio": 0.70},
+                 "rps_ratio": 1.02, "p99_ratio": 0.70, "rps_ratio_range": [0.97, 1.05]},
                 {"command": "INCR", "pipeline": 16,
                  "core": {"rps": 265781.0},
                  "redis": {"rps": 423280.0},
@@ -175,6 +190,10 @@ mod tests {
         let html = page(&bench, "out/bench.json");
         assert!(html.contains("<td>GET</td><td class=\"num\">1</td><td class=\"num\">47,371</td><td class=\"num\">46,382</td><td class=\"num\">1.02</td>"), "{html}");
         assert!(html.contains("<td class=\"num\">0.70</td></tr>"), "{html}");
+        assert!(
+            html.contains("<td class=\"num\">1.02</td><td class=\"num\">0.97–1.05</td>"),
+            "{html}"
+        );
         assert!(
             html.contains("<td class=\"num behind\">0.63</td>"),
             "{html}"
