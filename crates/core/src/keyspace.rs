@@ -105,7 +105,7 @@ impl Value {
         match self {
             Value::String(StringValue::Int(n)) => Value::String(StringValue::Int(*n)),
             Value::String(StringValue::Embstr(b)) => {
-                Value::String(ArgObject::Embstr(b.clone()).into_stored(key_len))
+                Value::String(ArgObject::Embstr(b.to_vec()).into_stored(key_len))
             }
             Value::String(StringValue::Raw(s)) => {
                 Value::String(StringValue::Raw(crate::sds::Sds::new(s.as_bytes())))
@@ -124,7 +124,7 @@ impl Value {
     fn rekeyed(self, key_len: usize) -> Value {
         match self {
             Value::String(StringValue::Embstr(b)) => {
-                Value::String(ArgObject::Embstr(b).into_stored(key_len))
+                Value::String(ArgObject::Embstr(b.to_vec()).into_stored(key_len))
             }
             other => other,
         }
@@ -329,7 +329,6 @@ impl Keyspace {
                 self.entries.prefetch_with(h, |key, entry| {
                     crate::dict::prefetch(key.as_ptr());
                     match &entry.value {
-                        Value::String(StringValue::Embstr(v)) => crate::dict::prefetch(v.as_ptr()),
                         Value::String(StringValue::Raw(v)) => {
                             crate::dict::prefetch(v.as_bytes().as_ptr())
                         }

@@ -13,6 +13,10 @@
 //!   string (`dbUnshareStringValue` turns int and embstr into an exact-size raw
 //!   first) and make it grow with SDS's preallocation.
 //!
+//! As in Redis, a short embstr costs no allocation of its own: up to 30 of
+//! its bytes sit inside the value itself ([`Embedded`]), in the key table's
+//! entry (31 to 41 bytes get a box of their own).
+//!
 //! A value passes through an *argument object* first (what `tryObjectEncoding`
 //! made of the client's argument, or what a command computed); that object's
 //! encoding also decides whether Redis reuses the key's existing allocation on
@@ -39,8 +43,67 @@ pub const PROTO_MAX_BULK_LEN: u64 = 512 * 1024 * 1024;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StringValue {
     Int(i64),
-    Embstr(Vec<u8>),
+    Embstr(Embedded),
     Raw(Sds),
+}
+
+/// The most bytes an embstr value holds: `kvobjSet` embeds a value when 16
+/// (robj) + key + 3 + value + 4 <= 64, so with the shortest key (0 bytes).
+pub const EMBEDDED_MAX: usize = CACHE_LINE - ROBJ_SIZE - 3 - 4;
+
+/// Bytes kept inline by an [`Embedded`]: as many as leave the value types
+/// their size (a `keyspace::Value` of 48 bytes).
+const INLINE_MAX: usize = 30;
+
+/// An embstr's bytes. Redis keeps them in the key object's own allocation;
+/// here up to [`INLINE_MAX`] sit in the value itself, so a short string under
+/// a key allocates nothing beyond the key, and longer ones (up to
+/// [`EMBEDDED_MAX`]) have a box of their own. Reads as a `&[u8]`.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Embedded {
+    Inline { len: u8, bytes: [u8; INLINE_MAX] },
+    Boxed(Box<[u8]>),
+}
+
+impl Embedded {
+    /// `bytes` as an embstr's, or `None` if they are longer than [`EMBEDDED_MAX`].
+    pub fn new(bytes: &[u8]) -> Option<Embedded> {
+        if bytes.len() > EMBEDDED_MAX {
+            return None;
+        }
+        Some(match u8::try_from(bytes.len()) {
+            Ok(len) if bytes.len() <= INLINE_MAX => {
+                let mut inline = [0; INLINE_MAX];
+                inline[..bytes.len()].copy_from_slice(bytes);
+                Embedded::Inline { len, bytes: inline }
+            }
+            _ => Embedded::Boxed(bytes.into()),
+        })
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Embedded::Inline { len, bytes } => &bytes[..usize::from(*len)],
+            Embedded::Boxed(b) => b,
+        }
+    }
+}
+
+impl std::ops::Deref for Embedded {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl std::fmt::Debug for Embedded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Embedded({:?})",
+            String::from_utf8_lossy(self.as_bytes())
+        )
+    }
 }
 
 /// A string object before it is stored: what `tryObjectEncoding` or a command
@@ -114,13 +177,12 @@ impl ArgObject {
         match self {
             ArgObject::Int { value, .. } => StringValue::Int(value),
             ArgObject::Raw(s) => StringValue::Raw(s),
-            ArgObject::Embstr(bytes) => {
-                if ROBJ_SIZE + key_len + 3 + 4 + bytes.len() <= CACHE_LINE {
-                    StringValue::Embstr(bytes)
-                } else {
-                    StringValue::Raw(Sds::new(&bytes))
+            ArgObject::Embstr(bytes) => match Embedded::new(&bytes) {
+                Some(inline) if ROBJ_SIZE + key_len + 3 + 4 + bytes.len() <= CACHE_LINE => {
+                    StringValue::Embstr(inline)
                 }
-            }
+                _ => StringValue::Raw(Sds::new(&bytes)),
+            },
         }
     }
 }
@@ -130,7 +192,7 @@ impl StringValue {
     pub fn bytes(&self) -> Cow<'_, [u8]> {
         match self {
             StringValue::Int(v) => Cow::Owned(v.to_string().into_bytes()),
-            StringValue::Embstr(b) => Cow::Borrowed(b),
+            StringValue::Embstr(b) => Cow::Borrowed(b.as_bytes()),
             StringValue::Raw(s) => Cow::Borrowed(s.as_bytes()),
         }
     }
@@ -228,6 +290,28 @@ impl StringValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every length an embstr can have reads back as it went in, inline up to
+    /// 30 bytes and boxed above; 42 bytes and more are never embedded.
+    #[test]
+    fn embedded_bytes_read_back_at_every_length() {
+        for len in 0..=EMBEDDED_MAX {
+            let bytes: Vec<u8> = (0..len as u8).map(|i| b'a' + i % 26).collect();
+            let e = Embedded::new(&bytes).expect("fits");
+            assert_eq!(e.as_bytes(), &bytes[..], "{len}");
+            assert_eq!(
+                matches!(e, Embedded::Inline { .. }),
+                len <= INLINE_MAX,
+                "{len}"
+            );
+            // As stored under a key short enough to embed it.
+            let stored = ArgObject::Embstr(bytes.clone()).into_stored(EMBEDDED_MAX - len);
+            assert_eq!(stored.encoding_name(), "embstr", "{len}");
+            assert_eq!(&stored.bytes()[..], &bytes[..], "{len}");
+        }
+        assert!(Embedded::new(&[b'x'; EMBEDDED_MAX + 1]).is_none());
+        assert_eq!(EMBEDDED_MAX, 41);
+    }
 
     fn stored(key: &str, value: &[u8]) -> StringValue {
         ArgObject::from_argument(value).into_stored(key.len())

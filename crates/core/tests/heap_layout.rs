@@ -121,6 +121,23 @@ fn strings_per_key() {
     assert!(bytes / (KEYS as f64) < 200.0, "{bytes}");
 }
 
+/// A short value (an embstr of up to 30 bytes) is kept inside the entry: the
+/// key's bytes are the one allocation per key (as Redis allocates one key
+/// object with the value embedded in it).
+#[test]
+fn short_strings_per_key() {
+    let cmds: Vec<_> = (0..KEYS)
+        .map(|i| argv(&["SET".into(), format!("ms:{i:08}"), format!("v{i:09}")]))
+        .collect();
+    let (bytes, blocks) = kept(&cmds);
+    println!(
+        "short string keys: {:.1} B requested, {:.2} blocks per key",
+        bytes / KEYS as f64,
+        blocks / KEYS as f64
+    );
+    assert!(blocks / KEYS as f64 <= 1.01, "{blocks}");
+}
+
 #[test]
 fn small_hashes_per_field() {
     let (bytes, blocks) = kept(&small_hashes());
