@@ -134,8 +134,8 @@ impl Value {
 #[derive(Debug)]
 struct Entry {
     value: Value,
-    /// Absolute expiry time in Unix milliseconds.
-    expires_at_ms: Option<i64>,
+    /// Absolute expiry time in Unix milliseconds, if any.
+    deadline: Deadline,
     /// Whether Redis's key object for this entry has an expiry slot.
     expire_slot: bool,
     /// `robj.lru` (see [`crate::lru`]).
@@ -144,6 +144,35 @@ struct Entry {
     /// touches a key once, however many lookups the core's code makes for
     /// what Redis does in one (the LFU counter would count them all).
     touched_by: u32,
+}
+
+impl Entry {
+    fn expires_at_ms(&self) -> Option<i64> {
+        self.deadline.get()
+    }
+}
+
+/// An expiry time in Unix milliseconds or none, in 8 bytes (an
+/// `Option<i64>` takes 16, which made every key's entry 8 bytes longer).
+/// `i64::MIN` stands for none; a real deadline that far back (only ever
+/// long past) is kept as `i64::MIN + 1`, the same for every comparison
+/// with a clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Deadline(i64);
+
+impl Deadline {
+    const NONE: Deadline = Deadline(i64::MIN);
+
+    fn new(at_ms: Option<i64>) -> Deadline {
+        match at_ms {
+            None => Deadline::NONE,
+            Some(t) => Deadline(t.max(i64::MIN + 1)),
+        }
+    }
+
+    fn get(self) -> Option<i64> {
+        (self != Deadline::NONE).then_some(self.0)
+    }
 }
 
 /// Wall-clock time in Unix milliseconds, the clock Redis uses for expiry
@@ -347,7 +376,7 @@ impl Keyspace {
         let due = self
             .entries
             .value_at(at)
-            .expires_at_ms
+            .expires_at_ms()
             .is_some_and(|t| t <= now_ms());
         if due {
             self.delete_expired(key);
@@ -558,7 +587,7 @@ impl Keyspace {
     pub fn expiry(&mut self, key: &[u8]) -> Option<Option<i64>> {
         let counted = self.access.count_reads;
         let at = self.read(key, false, counted)?;
-        Some(self.entries.value_at(at).expires_at_ms)
+        Some(self.entries.value_at(at).expires_at_ms())
     }
 
     /// Whether the key object of `key` carries an expiry slot.
@@ -597,7 +626,7 @@ impl Keyspace {
         let lru = lru::initial(self.access.policy, self.access.clock);
         let entry = Entry {
             value,
-            expires_at_ms: None,
+            deadline: Deadline::NONE,
             expire_slot: key.len() >= KEY_LEN_WITH_EXPIRE_SLOT,
             lru,
             // A key just added starts fresh: no access counted on top of it.
@@ -611,7 +640,7 @@ impl Keyspace {
                 if self
                     .entries
                     .value_at(at)
-                    .expires_at_ms
+                    .expires_at_ms()
                     .is_some_and(|t| t <= now_ms()) =>
             {
                 self.delete_expired(key);
@@ -628,7 +657,7 @@ impl Keyspace {
                 e.lru = old.lru;
                 e.touched_by = old.touched_by;
                 self.touch_write(at);
-                if old.expires_at_ms.is_some() {
+                if old.expires_at_ms().is_some() {
                     self.forget_ttl(key);
                 }
             }
@@ -685,7 +714,7 @@ impl Keyspace {
         self.touch_write(at);
         let long_key = key.len() >= KEY_LEN_WITH_EXPIRE_SLOT;
         let e = self.entries.value_at_mut(at);
-        let expiry = if keep_ttl { e.expires_at_ms } else { None };
+        let expiry = if keep_ttl { e.expires_at_ms() } else { None };
         e.expire_slot = if reuse_object {
             e.expire_slot
         } else {
@@ -718,7 +747,9 @@ impl Keyspace {
             return;
         };
         let e = self.entries.value_at_mut(at);
-        let had = std::mem::replace(&mut e.expires_at_ms, at_ms).is_some();
+        let had = std::mem::replace(&mut e.deadline, Deadline::new(at_ms))
+            .get()
+            .is_some();
         e.expire_slot |= at_ms.is_some();
         // The list changes only when the key gains or loses its TTL (an
         // overwrite without one, the SET path, costs no lookup here).
@@ -747,7 +778,7 @@ impl Keyspace {
         match self.entries.remove(key) {
             Some(old) => {
                 self.watches.note(key);
-                if old.expires_at_ms.is_some() {
+                if old.expires_at_ms().is_some() {
                     self.forget_ttl(key);
                 }
                 if !self.subexpires.is_empty() {
@@ -775,13 +806,14 @@ impl Keyspace {
         self.live(key)?;
         let old = self.entries.remove(key)?;
         self.watches.note(key);
-        if old.expires_at_ms.is_some() {
+        if old.expires_at_ms().is_some() {
             self.forget_ttl(key);
         }
         if !self.subexpires.is_empty() {
             self.subexpires.set(key, None);
         }
-        Some((old.value, old.expires_at_ms))
+        let expires_at_ms = old.expires_at_ms();
+        Some((old.value, expires_at_ms))
     }
 
     /// `dbAddInternal` of a value that comes from another key (RENAME, MOVE,
@@ -857,7 +889,7 @@ impl Keyspace {
     pub fn entries_with_expiry(&self) -> impl Iterator<Item = (&[u8], &Value, Option<i64>)> {
         self.entries
             .iter()
-            .map(|(k, e)| (k, &e.value, e.expires_at_ms))
+            .map(|(k, e)| (k, &e.value, e.expires_at_ms()))
     }
 
     /// A key's value, deadline and LRU/LFU field without the lazy-expiry check
@@ -865,7 +897,7 @@ impl Keyspace {
     pub fn peek_entry(&self, key: &[u8]) -> Option<(&Value, Option<i64>, u32)> {
         let at = self.entries.peek_entry(key)?;
         let e = self.entries.value_at(at);
-        Some((&e.value, e.expires_at_ms, e.lru))
+        Some((&e.value, e.expires_at_ms(), e.lru))
     }
 
     /// Sets the LRU/LFU field of a present key (RESTORE's IDLETIME / FREQ,
@@ -881,7 +913,7 @@ impl Keyspace {
     pub fn live_keys(&self, now: i64) -> impl Iterator<Item = &[u8]> {
         self.entries
             .iter()
-            .filter(move |(_, e)| e.expires_at_ms.is_none_or(|t| t > now))
+            .filter(move |(_, e)| e.expires_at_ms().is_none_or(|t| t > now))
             .map(|(k, _)| k)
     }
 
@@ -891,7 +923,7 @@ impl Keyspace {
         self.entries.peek_entry(key).is_some_and(|at| {
             self.entries
                 .value_at(at)
-                .expires_at_ms
+                .expires_at_ms()
                 .is_some_and(|t| t <= now)
         })
     }
@@ -984,7 +1016,7 @@ impl Keyspace {
                 let deadline = self
                     .entries
                     .peek_entry(key)
-                    .and_then(|at| self.entries.value_at(at).expires_at_ms);
+                    .and_then(|at| self.entries.value_at(at).expires_at_ms());
                 round += 1;
                 stats.examined += 1;
                 match deadline {
@@ -1034,6 +1066,28 @@ impl Keyspace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A deadline reads back as stored, none stays none, and the entry stays
+    /// 72 bytes (80 with an `Option<i64>`).
+    #[test]
+    fn a_deadline_takes_eight_bytes_and_reads_back() {
+        for t in [
+            Some(0),
+            Some(1_700_000_000_000),
+            Some(-5),
+            Some(i64::MAX),
+            None,
+        ] {
+            assert_eq!(Deadline::new(t).get(), t);
+        }
+        assert_eq!(Deadline::new(Some(i64::MIN)).get(), Some(i64::MIN + 1));
+        assert_eq!(std::mem::size_of::<Deadline>(), 8);
+        assert!(
+            std::mem::size_of::<Entry>() <= 72,
+            "{}",
+            std::mem::size_of::<Entry>()
+        );
+    }
     use crate::hash::Hash;
 
     fn keyspace_with(n: usize, ttl_from: usize, at_ms: i64) -> Keyspace {
@@ -1352,7 +1406,7 @@ mod tests {
                 let with_deadline: Vec<&[u8]> = db
                     .entries
                     .iter()
-                    .filter(|(_, e)| e.expires_at_ms.is_some())
+                    .filter(|(_, e)| e.expires_at_ms().is_some())
                     .map(|(k, _)| k)
                     .collect();
                 assert_eq!(db.volatile_len(), with_deadline.len());
