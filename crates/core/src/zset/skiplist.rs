@@ -578,10 +578,18 @@ impl SkipList {
     /// is what is left. No score or member is compared, and the walk starts
     /// at the node the dict just found, so its record is in cache.
     pub fn rank_of(&self, key: NodeKey) -> usize {
+        let read = self.arena.reader();
         let (mut x, mut to_end) = (Some(key.get()), 0);
         while let Some(id) = x {
-            let node = self.node(id);
-            let top = node.level(node.height() - 1);
+            // The backward link and the meta word, then the top level.
+            let (back_and_meta, _) = read.two_words(id, BACKWARD_AT, BACKWARD_AT);
+            let meta = u32::from_le_bytes(
+                back_and_meta[META_AT - BACKWARD_AT..]
+                    .try_into()
+                    .expect("4 bytes"),
+            );
+            let top_at = LEVELS_AT + (meta & 31) as usize * LEVEL_BYTES;
+            let top = Level::from_bytes(read.two_words(id, top_at, top_at).0);
             to_end += top.span();
             x = top.forward();
         }
