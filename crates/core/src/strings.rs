@@ -71,13 +71,15 @@ impl Embedded {
         if bytes.len() > EMBEDDED_MAX {
             return None;
         }
-        Some(match u8::try_from(bytes.len()) {
-            Ok(len) if bytes.len() <= INLINE_MAX => {
-                let mut inline = [0; INLINE_MAX];
-                inline[..bytes.len()].copy_from_slice(bytes);
-                Embedded::Inline { len, bytes: inline }
+        Some(if bytes.len() <= INLINE_MAX {
+            let mut inline = [0; INLINE_MAX];
+            inline[..bytes.len()].copy_from_slice(bytes);
+            Embedded::Inline {
+                len: bytes.len() as u8,
+                bytes: inline,
             }
-            _ => Embedded::Boxed(bytes.into()),
+        } else {
+            Embedded::Boxed(bytes.into())
         })
     }
 
@@ -177,12 +179,15 @@ impl ArgObject {
         match self {
             ArgObject::Int { value, .. } => StringValue::Int(value),
             ArgObject::Raw(s) => StringValue::Raw(s),
-            ArgObject::Embstr(bytes) => match Embedded::new(&bytes) {
-                Some(inline) if ROBJ_SIZE + key_len + 3 + 4 + bytes.len() <= CACHE_LINE => {
-                    StringValue::Embstr(inline)
+            ArgObject::Embstr(bytes) => {
+                // The rule implies at most EMBEDDED_MAX bytes.
+                let fits = ROBJ_SIZE + key_len + 3 + 4 + bytes.len() <= CACHE_LINE;
+                let embedded = if fits { Embedded::new(&bytes) } else { None };
+                match embedded {
+                    Some(embedded) => StringValue::Embstr(embedded),
+                    None => StringValue::Raw(Sds::new(&bytes)),
                 }
-                _ => StringValue::Raw(Sds::new(&bytes)),
-            },
+            }
         }
     }
 }

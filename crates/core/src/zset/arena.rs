@@ -153,6 +153,12 @@ impl<const UNIT: usize> Reader<'_, UNIT> {
         }
     }
 
+    /// The 8 bytes at byte `at` of record `id`.
+    #[inline(always)]
+    pub(crate) fn word(&self, id: u32, at: usize) -> [u8; 8] {
+        self.two_words(id, at, at).0
+    }
+
     #[cold]
     fn checked_two_words(&self, id: u32, a: usize, b: usize) -> ([u8; 8], [u8; 8]) {
         let record: &[u8] = if id & OWN == 0 {

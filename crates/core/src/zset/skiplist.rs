@@ -48,8 +48,9 @@
 //!   records live in too) and link to each other by `u32` id (the 4-byte
 //!   word offset in the arena's one shared buffer); freed records go on a
 //!   free list per size and are reused. Id 0 is the header. A record is
-//!   read in place from the buffer's bytes (the descent's loop through the
-//!   arena's clamped reader, everything else through checked slices).
+//!   read in place from the buffer's bytes (the descent's loop and the rank
+//!   walk through the arena's `Reader`, one bounds check per read of two
+//!   fields; everything else through checked slices).
 //! * One record per node, like Redis's one allocation per node with its sds
 //!   embedded: score (8 bytes), backward id (4), height and member length (4:
 //!   5 bits and 27 bits, a longer member keeps its length in 4 more bytes),
@@ -199,9 +200,11 @@ impl Level {
         self.forward.map(NonZeroU32::get)
     }
 
-    /// A level as the record stores it: forward id, then span.
+    /// A level as the record stores it: forward id, then (at
+    /// [`SPAN_IN_LEVEL`], 4) span.
     #[inline(always)]
     fn from_bytes(b: [u8; LEVEL_BYTES]) -> Level {
+        // Destructured, not sliced: no bounds check left in the descent.
         let [f0, f1, f2, f3, s0, s1, s2, s3] = b;
         Level {
             forward: NonZeroU32::new(u32::from_le_bytes([f0, f1, f2, f3])),
@@ -235,10 +238,7 @@ impl<'a> Node<'a> {
     fn level(self, i: usize) -> Level {
         debug_assert!(i < self.height());
         let at = LEVELS_AT + i * LEVEL_BYTES;
-        Level {
-            forward: NonZeroU32::new(read_u32(self.0, at)),
-            span: read_u32(self.0, at + SPAN_IN_LEVEL),
-        }
+        Level::from_bytes(self.0[at..at + LEVEL_BYTES].try_into().expect("8 bytes"))
     }
 
     #[inline(always)]
@@ -582,14 +582,14 @@ impl SkipList {
         let (mut x, mut to_end) = (Some(key.get()), 0);
         while let Some(id) = x {
             // The backward link and the meta word, then the top level.
-            let (back_and_meta, _) = read.two_words(id, BACKWARD_AT, BACKWARD_AT);
+            let back_and_meta = read.word(id, BACKWARD_AT);
             let meta = u32::from_le_bytes(
                 back_and_meta[META_AT - BACKWARD_AT..]
                     .try_into()
                     .expect("4 bytes"),
             );
             let top_at = LEVELS_AT + (meta & 31) as usize * LEVEL_BYTES;
-            let top = Level::from_bytes(read.two_words(id, top_at, top_at).0);
+            let top = Level::from_bytes(read.word(id, top_at));
             to_end += top.span();
             x = top.forward();
         }
@@ -801,7 +801,7 @@ impl SkipList {
         let at = LEVELS_AT + i * LEVEL_BYTES;
         let r = self.record_mut(id);
         write_u32(r, at, level.forward().unwrap_or(0));
-        write_u32(r, at + 4, level.span);
+        write_u32(r, at + SPAN_IN_LEVEL, level.span);
     }
 
     /// Adds `delta` (which may be negative) to the span of level `i`.
@@ -923,7 +923,7 @@ impl SkipList {
         let read = self.arena.reader();
         for i in (0..from).rev() {
             let at = LEVELS_AT + i * LEVEL_BYTES;
-            let mut link = Level::from_bytes(read.two_words(x, at, at).0);
+            let mut link = Level::from_bytes(read.word(x, at));
             while let Some(next) = link.forward() {
                 // The next node's score and its own link on this level, read
                 // together: the link is used only if the walk moves there.
