@@ -385,7 +385,9 @@ pub async fn serve(
             parser.compact();
             if !requests.is_empty() {
                 let queued = match &exec {
-                    Some(exec) => Executor::try_inline(exec, id, &out, requests, &jobs).err(),
+                    Some(exec) => {
+                        Executor::try_inline(exec, id, &out, requests, &jobs, &limits).err()
+                    }
                     None => Some(requests),
                 };
                 if let Some(requests) = queued {

@@ -130,11 +130,16 @@ impl ConnHandle {
     }
 }
 
-/// Limits the connections read from the server's config (kept current by the
-/// executor after each job).
+/// What the connections read without the executor's lock: the limits from the
+/// server's config (kept current by the executor after each job), and whether
+/// a script is running past `busy-reply-threshold`.
 pub struct SharedLimits {
     pub max_bulk: AtomicUsize,
     pub query_buffer: AtomicUsize,
+    /// Set by [`busy_handler`] while a script is busy, cleared when its job
+    /// ends: a connection then hands its batch over at once (to be answered
+    /// `-BUSY`) instead of waiting for the lock ([`INLINE_WAIT`]).
+    pub busy_script: AtomicBool,
 }
 
 impl Default for SharedLimits {
@@ -145,6 +150,7 @@ impl Default for SharedLimits {
         SharedLimits {
             max_bulk: AtomicUsize::new(c.proto_max_bulk_len as usize),
             query_buffer: AtomicUsize::new(c.client_query_buffer_limit as usize),
+            busy_script: AtomicBool::new(false),
         }
     }
 }
@@ -200,8 +206,23 @@ pub struct Executor {
 
 /// The executor, shared by its thread and the connections that run their
 /// batches inline (see [`Executor::try_inline`]). Whoever holds the lock runs
-/// commands: one at a time.
-pub type SharedExecutor = Arc<Mutex<Executor>>;
+/// commands: one at a time. A `parking_lot` mutex for its timed lock
+/// ([`INLINE_WAIT`]); it is never poisoned (a command's panic is caught inside
+/// the core and answered as an error).
+pub type SharedExecutor = Arc<parking_lot::Mutex<Executor>>;
+
+/// How long a connection's thread waits for the executor's lock before it
+/// hands its batch to the executor thread instead. The executor thread holds
+/// the lock for its cron, a client's connect or goodbye, and batches queued
+/// earlier: usually microseconds. Handing over at the first refusal (as this
+/// did before) started a chain: the handed-over batch kept the lock busy, so
+/// the next connections' batches were handed over too, and under 50 clients
+/// with `-P 16` about a fifth of all batches crossed threads, the two server
+/// threads and redis-benchmark sharing two CPUs. Waiting keeps the batch on
+/// the thread that read it; the bound keeps a long job (a slow command queued
+/// behind a blocked client, an expire cycle) from holding up the reads, and a
+/// busy script is not waited for at all ([`SharedLimits::busy_script`]).
+pub const INLINE_WAIT: Duration = Duration::from_millis(1);
 
 thread_local! {
     /// Set on the executor thread: the only thread a busy script may read
@@ -224,7 +245,12 @@ pub fn new_executor(
     if let Some(probe) = crate::heap_probe() {
         server.set_memory_probe(probe);
     }
-    server.set_busy_handler(busy_handler(jobs.clone(), deferred.clone(), stop.clone()));
+    server.set_busy_handler(busy_handler(
+        jobs.clone(),
+        deferred.clone(),
+        stop.clone(),
+        limits.clone(),
+    ));
     let now = Instant::now();
     let ex = Executor {
         server,
@@ -241,7 +267,7 @@ pub fn new_executor(
         inline_jobs: None,
     };
     ex.publish_limits();
-    (Arc::new(Mutex::new(ex)), jobs)
+    (Arc::new(parking_lot::Mutex::new(ex)), jobs)
 }
 
 /// The executor thread: jobs from the channel, the cron, blocked clients'
@@ -250,7 +276,7 @@ pub fn execute_jobs(exec: SharedExecutor, jobs: Arc<Mutex<mpsc::Receiver<Job>>>)
     ON_EXECUTOR_THREAD.with(|on| on.set(true));
     loop {
         let wake = {
-            let mut ex = lock(&exec);
+            let mut ex = exec.lock();
             if ex.stop.load(Ordering::Relaxed) || ex.server.shutdown_requested() {
                 ex.close_everyone();
                 ex.stopped = true;
@@ -259,6 +285,7 @@ pub fn execute_jobs(exec: SharedExecutor, jobs: Arc<Mutex<mpsc::Receiver<Job>>>)
             let queued = lock(&ex.deferred).pop_front();
             if let Some(job) = queued {
                 ex.handle_counted(job);
+                ex.limits.busy_script.store(false, Ordering::Relaxed);
                 ex.cron();
                 continue;
             }
@@ -267,9 +294,12 @@ pub fn execute_jobs(exec: SharedExecutor, jobs: Arc<Mutex<mpsc::Receiver<Job>>>)
             wake
         };
         let job = lock(&jobs).recv_timeout(wake.saturating_duration_since(Instant::now()));
-        let mut ex = lock(&exec);
+        let mut ex = exec.lock();
         match job {
-            Ok(job) => ex.handle_counted(job),
+            Ok(job) => {
+                ex.handle_counted(job);
+                ex.limits.busy_script.store(false, Ordering::Relaxed);
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 ex.close_everyone();
@@ -299,23 +329,27 @@ fn may_run_script(argv: &[Vec<u8>]) -> bool {
 impl Executor {
     /// Runs a connection's batch on the calling thread (the connection's own
     /// I/O thread, as Redis runs commands on the thread that read them) when
-    /// the executor is free, nothing of this client waits in the channel, and
-    /// no request may start a script. Gives the batch back otherwise, to go
-    /// through the channel to the executor thread.
+    /// the executor is free within [`INLINE_WAIT`], nothing of this client
+    /// waits in the channel, and no request may start a script. Gives the
+    /// batch back otherwise, to go through the channel to the executor thread.
     pub fn try_inline(
         exec: &SharedExecutor,
         id: ClientId,
         out: &Output,
         requests: Batch,
         jobs: &mpsc::Sender<Job>,
+        limits: &SharedLimits,
     ) -> Result<(), Batch> {
         if out.queued_jobs() > 0 || requests.iter().any(|r| may_run_script(r)) {
             return Err(requests);
         }
-        let mut ex = match exec.try_lock() {
-            Ok(ex) => ex,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return Err(requests),
+        let wait = if limits.busy_script.load(Ordering::Relaxed) {
+            Duration::ZERO
+        } else {
+            INLINE_WAIT
+        };
+        let Some(mut ex) = exec.try_lock_for(wait) else {
+            return Err(requests);
         };
         // Checked again under the lock: the executor thread counts jobs down
         // while holding it.
@@ -810,6 +844,7 @@ fn busy_handler(
     jobs: Arc<Mutex<mpsc::Receiver<Job>>>,
     deferred: Arc<Mutex<VecDeque<Job>>>,
     stop: Arc<AtomicBool>,
+    limits: Arc<SharedLimits>,
 ) -> redislab_core::server::BusyHandler {
     Box::new(move |ctx: &mut BusyContext| {
         let mut verdict = BusyVerdict::Continue;
@@ -818,6 +853,7 @@ fn busy_handler(
         if !ON_EXECUTOR_THREAD.with(|on| on.get()) {
             return verdict;
         }
+        limits.busy_script.store(true, Ordering::Relaxed);
         loop {
             let job = match lock(&jobs).try_recv() {
                 Ok(job) => job,
