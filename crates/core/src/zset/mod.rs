@@ -63,8 +63,8 @@
 //!
 //! The command path takes the node from the dict, as Redis 8.6 does: ZADD
 //! and ZINCRBY of an existing member update that node (no search when its
-//! neighbours let it stay; else one search for its links and a second that
-//! starts below the levels the two share), ZRANK/ZREVRANK count its rank
+//! neighbours let it stay; else the search for its links and the search for
+//! its new place, side by side), ZRANK/ZREVRANK count its rank
 //! from its spans (`zslGetRankByNode`) with the score from the same lookup,
 //! and the dict is searched again only for the rehash step Redis's second
 //! `dictFind` takes, while it rehashes. On members drawn at random from the
@@ -72,7 +72,8 @@
 //! zset_random`, CPU ns per request through `Server::call_into`, before /
 //! after in one interleaved run on the shared machine): ZINCRBY 4.6-5.2 /
 //! 3.9-4.3 µs, ZREVRANK 3.9-4.5 / 3.5-3.9 µs, ZADD unchanged at 6-8 µs (two
-//! cache-missing descents, as in Redis); on a 20,000-member set, all in
+//! cache-missing descents, as in Redis; they overlap since, see
+//! [`skiplist::SkipList::update_node_score`]); on a 20,000-member set, all in
 //! cache: ZADD 1.6-2.1 / 1.3-1.4 µs, ZINCRBY 1.4-1.6 / 0.9-1.1 µs.
 //!
 //! # Two layouts
