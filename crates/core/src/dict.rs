@@ -73,6 +73,8 @@
 
 use rand::RngCore;
 
+use crate::dict_key::DictKey;
+
 /// The seed [`Dict::new`] uses. Redis draws its seed at random at start-up.
 pub const DEFAULT_SEED: [u8; 16] = *b"redislab-dict-v1";
 
@@ -999,14 +1001,15 @@ pub struct EntryRef(Slot);
 /// [`Tables`] over a slab of entries of its own (buckets and `next` links are
 /// slot numbers).
 ///
-/// The key type `K` is `Vec<u8>` (the dict owns its keys, as an sds) for every
-/// dict but the sorted set's, whose entries hold a handle to the skiplist node
+/// The key type `K` is [`DictKey`] (the dict owns its keys, as an sds; one of
+/// up to 22 bytes sits in the entry itself, a longer one in a box of its
+/// own) for every dict but the sorted set's, whose entries hold a handle to the skiplist node
 /// that has the member's bytes (Redis 8's zset dict likewise points at the
 /// node's embedded sds instead of copying it). Such a dict is used through the
 /// `*_by` methods: the caller hashes the bytes with [`Dict::hash_of`] and says
 /// which key matches with a closure that reads the bytes behind a handle.
 #[derive(Debug, Clone)]
-pub struct Dict<V, K = Vec<u8>> {
+pub struct Dict<V, K = DictKey> {
     tables: Tables,
     slab: Slab<K, V>,
 }
@@ -1163,7 +1166,7 @@ impl<V, K> Dict<V, K> {
     }
 }
 
-impl<V> Dict<V> {
+impl<V> Dict<V, DictKey> {
     // ----- lookups -------------------------------------------------------------
 
     /// `dictFind`: like every lookup in Redis, it may move one bucket first.
@@ -1224,12 +1227,12 @@ impl<V> Dict<V> {
 
     #[inline]
     fn lookup_hashed(&mut self, hash: u64, key: &[u8]) -> Option<Slot> {
-        self.lookup_by(hash, |k| k.as_slice() == key).map(|at| at.0)
+        self.lookup_by(hash, |k| k.as_bytes() == key).map(|at| at.0)
     }
 
     #[inline]
     fn find(&self, hash: u64, key: &[u8]) -> Option<Slot> {
-        self.find_by(hash, |k| k.as_slice() == key)
+        self.find_by(hash, |k| k.as_bytes() == key)
     }
 
     // ----- inserts and deletes -------------------------------------------------
@@ -1249,7 +1252,7 @@ impl<V> Dict<V> {
                 return Some(std::mem::replace(old, value));
             }
         }
-        let slot = self.slab.alloc(hash, key, value);
+        let slot = self.slab.alloc(hash, key.into(), value);
         self.tables
             .grow_and_link(&mut self.slab, hash, slot, was_empty);
         None
@@ -1265,7 +1268,7 @@ impl<V> Dict<V> {
             self.find(hash, &key).is_none(),
             "insert_absent: key present"
         );
-        self.insert_absent_by(hash, key, value)
+        self.insert_absent_by(hash, key.into(), value)
     }
 
     /// `dictAdd`: adds `key` unless present (then returns false and drops
@@ -1274,11 +1277,11 @@ impl<V> Dict<V> {
     /// the growth check (which respects a paused auto-resize), then the search.
     pub fn add(&mut self, key: Vec<u8>, value: V) -> bool {
         let hash = self.hash_of(&key);
-        let is_key = matching(hash, |k: &Vec<u8>| *k == key);
+        let is_key = matching(hash, |k: &DictKey| k.as_bytes() == key.as_slice());
         if self.tables.add_search(&mut self.slab, hash, is_key) {
             return false;
         }
-        let slot = self.slab.alloc(hash, key, value);
+        let slot = self.slab.alloc(hash, key.into(), value);
         self.tables.link_new(&mut self.slab, hash, slot);
         true
     }
@@ -1295,7 +1298,7 @@ impl<V> Dict<V> {
     /// [`Dict::remove`] with the key's hash already computed by [`Dict::hash_of`].
     pub fn remove_hashed(&mut self, hash: u64, key: &[u8]) -> Option<V> {
         debug_assert_eq!(hash, self.hash_of(key));
-        self.remove_by(hash, |k| k.as_slice() == key)
+        self.remove_by(hash, |k| k.as_bytes() == key)
             .map(|(_, v)| v)
     }
 
@@ -1316,7 +1319,7 @@ impl<V> Dict<V> {
                 prefetch(e);
                 // An entry may straddle two lines.
                 prefetch(
-                    (e as *const Option<Entry<Vec<u8>, V>>)
+                    (e as *const Option<Entry<DictKey, V>>)
                         .wrapping_add(1)
                         .cast::<u8>()
                         .wrapping_sub(1),
@@ -1436,7 +1439,7 @@ impl<V> Dict<V> {
 
     fn pair(&self, slot: Slot) -> (&[u8], &V) {
         let e = self.slab.entry(slot);
-        (e.key.as_slice(), &e.value)
+        (e.key.as_bytes(), &e.value)
     }
 }
 
@@ -1455,6 +1458,10 @@ mod tests {
         assert_eq!(size_of::<Option<Entry<Vec<u8>, f64>>>(), 48);
         assert_eq!(size_of::<Option<Entry<NonZeroU32, ()>>>(), 16);
         assert_eq!(size_of::<Option<Entry<Vec<u8>, [u64; 10]>>>(), 120);
+        // A key held in the entry costs no more room than a vector's
+        // pointer, capacity and length did.
+        assert_eq!(size_of::<Option<Entry<DictKey, ()>>>(), 40);
+        assert_eq!(size_of::<Option<Entry<DictKey, usize>>>(), 48);
     }
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;

@@ -32,6 +32,7 @@ pub mod bitmap;
 pub mod cluster_slot;
 pub mod commands;
 pub mod dict;
+pub mod dict_key;
 pub mod geo;
 pub mod glob;
 pub mod hash;

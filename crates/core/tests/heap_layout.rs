@@ -114,18 +114,20 @@ fn strings_per_key() {
         bytes / KEYS as f64,
         blocks / KEYS as f64
     );
-    // The key's bytes and the raw value's (36 bytes beside a 10-byte key
-    // do not embed): nothing else per key.
-    assert!(blocks / KEYS as f64 <= 2.01);
-    // The slab entry (key, Value, expiry, LRU), the two strings and the key
-    // table's share: 164.6 B here with a 48-byte Value and an 8-byte
-    // deadline (172.7 B with an `Option<i64>`, 311.7 B with a 184-byte Value).
-    assert!(bytes / (KEYS as f64) < 200.0, "{bytes}");
+    // The raw value's bytes (36 bytes beside a 10-byte key do not embed);
+    // the key sits in its slab slot: nothing else per key.
+    assert!(blocks / KEYS as f64 <= 1.01, "{blocks}");
+    // The slab entry (key, Value, expiry, LRU), the value and the key
+    // table's share: 154.6 B here with the key in its slot (164.6 B with a
+    // Vec per key, 172.7 B with an `Option<i64>` deadline, 311.7 B with a
+    // 184-byte Value).
+    assert!(bytes / (KEYS as f64) < 160.0, "{bytes}");
 }
 
-/// A short value (an embstr of up to 30 bytes) is kept inside the entry: the
-/// key's bytes are the one allocation per key (as Redis allocates one key
-/// object with the value embedded in it).
+/// A short value (an embstr of up to 30 bytes) is kept inside the entry, and
+/// a key of up to 22 bytes inside the slab slot (`dict_key::DictKey`): such a
+/// key costs no allocation of its own (Redis allocates one key object with
+/// the value embedded in it; here the slab slot is that object).
 #[test]
 fn short_strings_per_key() {
     let cmds: Vec<_> = (0..KEYS)
@@ -137,7 +139,29 @@ fn short_strings_per_key() {
         bytes / KEYS as f64,
         blocks / KEYS as f64
     );
-    assert!(blocks / KEYS as f64 <= 1.01, "{blocks}");
+    // Only the slab's chunks and the bucket table: 0.00 per key (1.00 when
+    // every key was a Vec of its own).
+    assert!(blocks / KEYS as f64 <= 0.01, "{blocks}");
+    // 118.6 B here (137.7 B with the key in a Vec of its own).
+    assert!(bytes / (KEYS as f64) < 125.0, "{bytes}");
+}
+
+/// A key longer than a slot holds is boxed at exactly its length: one
+/// allocation per key, and the bytes read back whole.
+#[test]
+fn long_keys_take_one_box_each() {
+    let key = |i: usize| format!("a-key-longer-than-a-slot:{i:08}");
+    let cmds: Vec<_> = (0..KEYS)
+        .map(|i| argv(&["SET".into(), key(i), "v".into()]))
+        .collect();
+    let (_, blocks) = kept(&cmds);
+    assert!((blocks / KEYS as f64 - 1.0).abs() <= 0.01, "{blocks}");
+    let mut server = Server::new();
+    for argv in &cmds {
+        server.run(argv);
+    }
+    let reply = server.run(&argv(&["GET".into(), key(KEYS - 1)]));
+    assert_eq!(reply, redislab_core::Reply::bulk(b"v"));
 }
 
 #[test]
