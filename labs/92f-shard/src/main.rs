@@ -91,12 +91,18 @@ fn declare(r: &mut Report, users: u64) {
         "ZREVRANK leaderboard:global (1 round trip)",
         None,
     );
+    // Eight sequential round trips against one: about 8 by construction.
+    // Checked by bounds, not by a band around one run's figure: on a loaded
+    // machine one of the two medians can move alone (a clean CI run measured
+    // 3.17 where the baseline had 10.56), and a timing must not fail a check
+    // on noise. What the bounds catch is the lesson changing: a sharded rank
+    // that no longer costs several round trips, or one that costs far more.
     r.measured(
         "rank-cost-ratio",
         "… 8 shards ÷ 1 key, medians of one run",
         None,
     )
-    .band(3.0);
+    .bounds(2.0, 24.0);
     for (key, label) in [
         (
             "zincr-1",
