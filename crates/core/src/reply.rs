@@ -323,21 +323,49 @@ fn line(out: &mut Vec<u8>, kind: u8, text: &[u8]) {
 }
 
 fn bulk(out: &mut Vec<u8>, bytes: &[u8]) {
-    header(out, b'$', bytes.len() as i64);
+    let mut buf = [0u8; HEADER_MAX];
+    let head = header_bytes(&mut buf, b'$', bytes.len() as i64);
+    // One capacity check for the header, the bytes and the CRLF, asking for
+    // exactly what they take (a buffer sized for a reply does not grow).
+    out.reserve(head.len() + bytes.len() + 2);
+    out.extend_from_slice(head);
     out.extend_from_slice(bytes);
     out.extend_from_slice(b"\r\n");
 }
 
+/// The longest header: the kind, a sign, 19 digits and the CRLF.
+const HEADER_MAX: usize = 23;
+
 /// Writes `<kind><n>\r\n` without going through `format!` (this runs for every
 /// element of every reply).
 fn header(out: &mut Vec<u8>, kind: u8, n: i64) {
-    out.push(kind);
-    if n < 0 {
-        out.push(b'-');
+    let mut buf = [0u8; HEADER_MAX];
+    out.extend_from_slice(header_bytes(&mut buf, kind, n));
+}
+
+/// `<kind><n>\r\n`, built right to left in `buf` so that it is appended with
+/// one copy, where a push per part checked the vector's capacity four times
+/// (Redis keeps ready-made headers for lengths below 32 for the same reason,
+/// `shared.bulkhdr`).
+fn header_bytes(buf: &mut [u8; HEADER_MAX], kind: u8, n: i64) -> &[u8] {
+    let mut at = HEADER_MAX - 2;
+    buf[at..].copy_from_slice(b"\r\n");
+    let mut rest = n.unsigned_abs();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
     }
-    let mut digits = [0u8; 20];
-    out.extend_from_slice(crate::num::abs_digits(n, &mut digits));
-    out.extend_from_slice(b"\r\n");
+    if n < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    at -= 1;
+    buf[at] = kind;
+    &buf[at..]
 }
 
 /// Error texts shared by many commands, worded exactly as Redis words them.
@@ -360,6 +388,26 @@ mod tests {
         let mut out = Vec::new();
         r.encode(&mut out, p);
         String::from_utf8(out).unwrap()
+    }
+
+    /// The header written right to left is the decimal text, at every
+    /// number of digits and both signs.
+    #[test]
+    fn headers_read_as_the_number() {
+        let mut n: i64 = 1;
+        let mut cases = vec![0, i64::MAX, i64::MIN, i64::MIN + 1];
+        for _ in 0..19 {
+            cases.extend([n - 1, n, n + 1, -n, -(n - 1), 7 * n]);
+            n = n.saturating_mul(10);
+        }
+        for n in cases {
+            let mut out = Vec::new();
+            header(&mut out, b':', n);
+            assert_eq!(out, format!(":{n}\r\n").into_bytes(), "{n}");
+        }
+        let mut out = Vec::new();
+        bulk(&mut out, b"member");
+        assert_eq!(out, b"$6\r\nmember\r\n");
     }
 
     #[test]
