@@ -138,7 +138,7 @@ fn main() {
             println!("redis 8.6.3 used_memory growth per member: {growth:.1} B");
             println!(
                 "ratio core usable / redis used_memory: {:.3}",
-                per(1) / growth
+                per(kept.usable) / growth
             );
         }
         Err(e) => println!("redis: not measured ({e})"),

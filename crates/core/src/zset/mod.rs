@@ -27,26 +27,37 @@
 //! sds embedded after the levels (1-byte header, the bytes, a NUL), and its dict
 //! points at that embedded sds rather than copying it. Here likewise: the
 //! skiplist's record (see [`skiplist`]) holds the score, the levels and the
-//! member's bytes, and the dict's entries are [`NodeKey`] handles of those
-//! records, hashed and compared through the bytes the record holds; the score
-//! is read from the record. Per member, at 1M members of 8 to 16 bytes
-//! (12 on average, levels 1.33 on average):
+//! member's bytes, and the dict is Redis's dict ([`Tables`]: same sizes,
+//! rehashing, scan and random draw) whose chains run through the records
+//! themselves, a 4-byte link in each: a bucket holds a node's id, a lookup
+//! reads the bucket and then the node (score and member together), and an
+//! entry costs nothing beyond its link and its share of the buckets. Per
+//! member, at 1M members of 8 to 16 bytes (12 on average, levels 1.33 on
+//! average):
 //!
 //! | part | Redis 8.6.3 (jemalloc) | core |
 //! |------|------------------------|------|
-//! | node | 16 + 16/level + len + 2, in jemalloc classes: ≈ 55 B | record 16 + 8/level + len, to 4 bytes, packed in pages: ≈ 40.2 B |
-//! | dict entry | a key alone in its bucket sits in the bucket; others take a 16-B entry: ≈ 6 B | 16 B (hash 8, next slot 4, handle 4) in a slab, 2^20 slots: 16.8 B |
-//! | buckets | 8 B pointers, 2^20 of them: 8.4 B | 4 B slot numbers, 2^20: 4.2 B |
-//! | total | `used_memory` grows 69.7 B | 61.2 B usable (61.1 B requested), 0 allocations per member |
+//! | node | 16 + 16/level + len + 2, in jemalloc classes: ≈ 55 B | record 20 + 8/level + len, to 4 bytes, packed end to end: ≈ 44 B |
+//! | dict entry | a key alone in its bucket sits in the bucket; others take a 16-B entry: ≈ 6 B | the record's 4-byte chain link (counted above) |
+//! | buckets | 8 B pointers, 2^20 of them: 8.4 B | 4 B node ids, 2^20: 4.2 B |
+//! | total | `used_memory` grows 69.7 B | 48.2 B usable (48.2 B requested), 0 allocations per member |
 //!
 //! (The Redis split is estimated from its size classes; the total is measured.)
-//! Before this layout the core used 190.7 B usable (166.6 B requested) and 2
+//! The first layout used 190.7 B usable (166.6 B requested) and 2
 //! allocations per member: a 64-byte node slot, a boxed member in a side array,
-//! and a dict entry with a second copy of the member. Measured with
+//! and a dict entry with a second copy of the member; the one before this one
+//! 62.2 B, with a 16-byte dict entry per member (hash, next, handle) in a slab
+//! of its own, one more dependent read per lookup. Measured with
 //! `cargo run --release -p redislab-core --example zset_heap` (a counting
 //! allocator; Redis's figure from `INFO memory` before and after the same
-//! ZADDs, in the same run): ratio core/Redis 0.88, was 2.74. MEMORY USAGE is
-//! unchanged: it models Redis's allocations ([`crate::memory`]), not these.
+//! ZADDs, in the same run): ratio core/Redis 0.69 (0.88 with the slab, 2.74
+//! at first). MEMORY USAGE is unchanged: it models Redis's allocations
+//! ([`crate::memory`]), not these. Chains through the records: on members
+//! drawn at random from a 1M-member set (`--example zset_random`, CPU ns per
+//! request through `Server::call_into`, slab / records, two interleaved runs)
+//! ZSCORE 863, 769 / 728, 664; ZREVRANK 2,271, 2,079 / 1,978, 1,748; ZADD
+//! 3,211, 2,978 / 3,163, 2,658. A rehash now hashes each moved member again
+//! (Redis does too): 1M single adds 1,394 → 1,512 ns each in `zset_heap`.
 //!
 //! Speed, from the same example (`Zset` calls in process, best of three passes
 //! over 1M members drawn at random), before / after, two interleaved runs on a
@@ -83,7 +94,7 @@
 //! has no such parameter): the skiplist + dict above (the default, Redis's
 //! structure), or the counted B+tree over compact member records of
 //! [`btree`] (32.6 B per 8-byte member at 1M members, where this layout takes
-//! 55.7 B; lab 05o-btree). The seam is one private enum, `Store`: each of its
+//! 44.0 B; lab 05o-btree). The seam is one private enum, `Store`: each of its
 //! methods takes the same dict steps in both layouts, so scans, random draws
 //! and bucket counts agree, and everything above it (ZADD's flags, the
 //! listpack rules, lex walks, pops) is shared. A listpack-encoded set is
@@ -96,14 +107,21 @@ mod arena;
 pub mod btree;
 pub mod skiplist;
 
-use crate::dict::Dict;
+use crate::dict::{Slot, Tables};
 use btree::Btree;
+use std::num::NonZeroU32;
 
 pub use skiplist::{LexBound, LexRange, NodeKey, ScoreRange, SkipList};
 
-/// The dict's test for "this entry is `member`": the bytes behind the handle.
-fn is<'a>(order: &'a SkipList, member: &'a [u8]) -> impl Fn(&NodeKey) -> bool + 'a {
-    move |&k| order.member_of(k) == member
+/// The dict's test for "this entry is `member`": the bytes of the node the
+/// chain has reached.
+fn is(member: &[u8]) -> impl Fn(&SkipList, Slot) -> bool + '_ {
+    move |order, at| order.member_at(at) == member
+}
+
+/// A dict slot of the skiplist layout as the node handle it is.
+fn node_key(at: Slot) -> NodeKey {
+    NonZeroU32::new(at).expect("the dict holds nodes, never the header")
 }
 
 /// Options of ZADD that change how one (score, member) pair is applied.
@@ -228,7 +246,9 @@ enum Store {
     /// member bytes the node holds; the score is read from the node. A
     /// listpack-encoded set is always held this way.
     Skip {
-        dict: Dict<(), NodeKey>,
+        /// Redis's dict (its sizes, rehashing, scan and random draw), its
+        /// chains run through the nodes' records ([`SkipList`]'s `Chains`).
+        table: Tables,
         order: SkipList,
     },
     /// The B+tree layout ([`btree`]).
@@ -264,21 +284,21 @@ impl<'a> Iterator for Items<'a> {
 impl Store {
     fn skip() -> Store {
         Store::Skip {
-            dict: Dict::new(),
+            table: Tables::default(),
             order: SkipList::new(),
         }
     }
 
     fn len(&self) -> usize {
         match self {
-            Store::Skip { dict, .. } => dict.len(),
+            Store::Skip { table, .. } => table.len(),
             Store::Tree(t) => t.len(),
         }
     }
 
     fn hash_of(&self, member: &[u8]) -> u64 {
         match self {
-            Store::Skip { dict, .. } => dict.hash_of(member),
+            Store::Skip { table, .. } => table.hash_of(member),
             Store::Tree(t) => t.hash_of(member),
         }
     }
@@ -292,9 +312,8 @@ impl Store {
     /// rehash step): what Redis's `dictFind` hands `zsetAdd` and `zsetRank`.
     fn find(&self, hash: u64, member: &[u8]) -> Option<(f64, Option<NodeKey>)> {
         match self {
-            Store::Skip { dict, order } => {
-                let found = dict.peek_by(hash, is(order, member))?;
-                let key = *dict.entry_at(found).0;
+            Store::Skip { table, order } => {
+                let key = node_key(table.peek(order, hash, is(member))?);
                 Some((order.score_of(key), Some(key)))
             }
             Store::Tree(t) => t.peek(hash, member).map(|score| (score, None)),
@@ -306,9 +325,9 @@ impl Store {
     /// layout's dict is not searched again at all.
     fn step_lookup(&mut self, hash: u64, member: &[u8]) {
         match self {
-            Store::Skip { dict, order } => {
-                if dict.is_rehashing() {
-                    dict.lookup_by(hash, is(order, member));
+            Store::Skip { table, order } => {
+                if table.is_rehashing() {
+                    table.lookup(order, hash, is(member));
                 }
             }
             Store::Tree(t) => t.step_lookup(hash, member),
@@ -318,9 +337,9 @@ impl Store {
     /// A member `peek` just did not find, with its hash in the current dict.
     fn insert_new(&mut self, hash: u64, score: f64, member: &[u8]) {
         match self {
-            Store::Skip { dict, order } => {
+            Store::Skip { table, order } => {
                 let key = order.insert(score, member);
-                dict.insert_absent_by(hash, key, ());
+                table.insert_absent(order, hash, key.get());
             }
             Store::Tree(t) => t.insert_new(hash, score, member),
         }
@@ -329,10 +348,10 @@ impl Store {
     /// The ordered insert, then `dictAdd` (building a set whole).
     fn insert_both(&mut self, score: f64, member: &[u8]) {
         match self {
-            Store::Skip { dict, order } => {
+            Store::Skip { table, order } => {
                 let key = order.insert(score, member);
-                let hash = dict.hash_of(member);
-                dict.add_by(hash, key, (), is(order, member));
+                let hash = table.hash_of(member);
+                table.add(order, hash, is(member), |_| key.get());
             }
             Store::Tree(t) => t.insert_both(score, member),
         }
@@ -363,10 +382,10 @@ impl Store {
 
     fn remove(&mut self, member: &[u8]) -> bool {
         match self {
-            Store::Skip { dict, order } => {
-                let hash = dict.hash_of(member);
-                match dict.remove_by(hash, is(order, member)) {
-                    Some((key, ())) => order.delete(order.score_of(key), member),
+            Store::Skip { table, order } => {
+                let hash = table.hash_of(member);
+                match table.remove(order, hash, is(member)) {
+                    Some(at) => order.delete(order.score_of(node_key(at)), member),
                     None => false,
                 }
             }
@@ -430,7 +449,7 @@ impl Store {
     /// at the end, as in Redis's range deletions.
     fn remove_rank_range(&mut self, start: usize, end: usize) -> usize {
         match self {
-            Store::Skip { dict, order } => forget_each(dict, |forget| {
+            Store::Skip { table, order } => forget_each(table, |forget| {
                 order.delete_rank_range_each(start, end, forget)
             }),
             Store::Tree(t) if start <= end && start < t.len() => {
@@ -443,8 +462,8 @@ impl Store {
 
     fn remove_score_range(&mut self, range: &ScoreRange) -> usize {
         match self {
-            Store::Skip { dict, order } => {
-                forget_each(dict, |forget| order.delete_score_range_each(range, forget))
+            Store::Skip { table, order } => {
+                forget_each(table, |forget| order.delete_score_range_each(range, forget))
             }
             Store::Tree(_) => match (
                 self.first_in_score_range(range),
@@ -458,7 +477,7 @@ impl Store {
 
     fn bucket_count(&self) -> usize {
         match self {
-            Store::Skip { dict, .. } => dict.bucket_count(),
+            Store::Skip { table, .. } => table.bucket_count(),
             Store::Tree(t) => t.bucket_count(),
         }
     }
@@ -500,22 +519,23 @@ fn last_in(
 }
 
 /// Drops from the dict the members a skiplist range deletion removes, as the
-/// nodes go: `run` removes them, showing each (handle, member) to the callback
-/// it is given after the node is unlinked and before its record is freed (no
-/// copy of the members). Like Redis's range deletions, the dict does not
-/// shrink while the members go, only once at the end; entries are recognised
-/// by handle.
+/// nodes go: `run` removes them, showing each node to the callback it is
+/// given after the node is unlinked and before its record (which holds the
+/// dict's chain link) is freed (no copy of the members). Like Redis's range
+/// deletions, the dict does not shrink while the members go, only once at
+/// the end; entries are recognised by node.
 fn forget_each(
-    dict: &mut Dict<(), NodeKey>,
-    run: impl FnOnce(&mut dyn FnMut(NodeKey, &[u8])) -> usize,
+    table: &mut Tables,
+    run: impl FnOnce(&mut dyn FnMut(&mut SkipList, Slot)) -> usize,
 ) -> usize {
-    dict.pause_auto_resize();
-    let removed = run(&mut |key, member| {
-        dict.remove_by(dict.hash_of(member), |k| *k == key);
+    table.pause_auto_resize();
+    let removed = run(&mut |order, at| {
+        let hash = table.hash_of(order.member_at(at));
+        table.remove(order, hash, |_, x| x == at);
     });
-    dict.resume_auto_resize();
-    if !dict.is_empty() {
-        dict.shrink_if_needed();
+    table.resume_auto_resize();
+    if !table.is_empty() {
+        table.shrink_if_needed();
     }
     removed
 }
@@ -574,18 +594,21 @@ impl Zset {
     /// in listpack order; in the B+tree layout the elements move to a tree.
     fn convert(&mut self, cap: usize, layout: Layout) {
         self.encoding = Encoding::Skiplist;
-        let Store::Skip { dict, order } = &mut self.store else {
+        let Store::Skip { table, order } = &mut self.store else {
             return;
         };
         match layout {
             Layout::Skiplist => {
-                let mut fresh = Dict::new();
+                let mut fresh = Tables::default();
                 fresh.expand(cap);
-                for key in order.keys() {
-                    let member = order.member_of(key);
-                    fresh.add_by(fresh.hash_of(member), key, (), is(order, member));
+                let keys: Vec<NodeKey> = order.keys().collect();
+                for key in keys {
+                    // Linking a node into the new table rewrites its chain link.
+                    let hash = fresh.hash_of(order.member_of(key));
+                    let same = |o: &SkipList, at| o.member_at(at) == o.member_of(key);
+                    fresh.add(order, hash, same, |_| key.get());
                 }
-                *dict = fresh;
+                *table = fresh;
             }
             Layout::Btree => self.store = Store::Tree(Btree::from_skiplist(order, cap)),
         }
@@ -604,7 +627,9 @@ impl Zset {
     /// SORT loads a sorted set it sorts).
     pub fn dict_members(&self) -> Box<dyn Iterator<Item = &[u8]> + '_> {
         match &self.store {
-            Store::Skip { dict, order } => Box::new(dict.keys().map(|&k| order.member_of(k))),
+            Store::Skip { table, order } => {
+                Box::new(table.slots(order).map(|at| order.member_at(at)))
+            }
             Store::Tree(t) => Box::new(t.dict_members()),
         }
     }
@@ -665,8 +690,8 @@ impl Zset {
 
     fn expand(&mut self, cap: usize) {
         match &mut self.store {
-            Store::Skip { dict, .. } => {
-                dict.expand(cap);
+            Store::Skip { table, .. } => {
+                table.expand(cap);
             }
             Store::Tree(t) => t.expand(cap),
         }
@@ -812,8 +837,8 @@ impl Zset {
                 self.store.get_by_rank(rank).map(|(s, m)| (m.to_vec(), s))
             }
             Encoding::Skiplist => match &mut self.store {
-                Store::Skip { dict, order } => {
-                    let key = *dict.fair_random_by(rng)?.0;
+                Store::Skip { table, order } => {
+                    let key = node_key(table.fair_random(order, rng)?);
                     Some((order.member_of(key).to_vec(), order.score_of(key)))
                 }
                 Store::Tree(t) => t.fair_random(rng),
@@ -1064,8 +1089,11 @@ impl Zset {
     pub fn scan_table(&self, cursor: u64, mut emit: impl FnMut(&[u8], f64)) -> Option<u64> {
         match (self.encoding, &self.store) {
             (Encoding::Listpack, _) => None,
-            (Encoding::Skiplist, Store::Skip { dict, order }) => {
-                Some(dict.scan_by(cursor, |&k, _| emit(order.member_of(k), order.score_of(k))))
+            (Encoding::Skiplist, Store::Skip { table, order }) => {
+                Some(table.scan(order, cursor, |at| {
+                    let key = node_key(at);
+                    emit(order.member_of(key), order.score_of(key))
+                }))
             }
             (Encoding::Skiplist, Store::Tree(t)) => Some(t.scan(cursor, emit)),
         }
@@ -1165,5 +1193,65 @@ mod tests {
         assert_eq!(z.add(1.0, b"new", xx, &L), AddOutcome::Skipped);
         assert!(z.remove(b"a"));
         assert!(z.is_empty());
+    }
+
+    /// The skiplist layout's dict keeps its chains in the nodes' records:
+    /// through growth, rehashing, shrinking, removals of single members and
+    /// of whole ranges (where each record is freed and its room reused),
+    /// every member stays findable by its dict, the dict holds exactly the
+    /// set's members, and a full scan meets each once.
+    #[test]
+    fn the_dict_through_the_records_follows_every_change() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let mut z = Zset::new();
+        let mut model = std::collections::BTreeMap::new();
+        for round in 0..6_000 {
+            let m = format!("m{}", rng.gen_range(0..3_000)).into_bytes();
+            match rng.gen_range(0..10) {
+                0..=5 => {
+                    let score = f64::from(rng.gen_range(0..500));
+                    z.add(score, &m, AddFlags::default(), &L);
+                    model.insert(m, score);
+                }
+                6 | 7 => assert_eq!(z.remove(&m), model.remove(&m).is_some()),
+                8 if round % 50 == 0 && z.len() > 10 => {
+                    let start = rng.gen_range(0..z.len() - 5);
+                    let gone = z.remove_rank_range(start, start + 4);
+                    let mut ordered: Vec<(f64, Vec<u8>)> =
+                        model.iter().map(|(m, &s)| (s, m.clone())).collect();
+                    ordered.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+                    for (_, m) in &ordered[start..start + gone] {
+                        model.remove(m);
+                    }
+                }
+                9 if round % 70 == 0 => {
+                    let low = f64::from(rng.gen_range(0..500));
+                    let range = ScoreRange::inclusive(low, low + 3.0);
+                    z.remove_score_range(&range);
+                    model.retain(|_, s| !range.contains(*s));
+                }
+                _ => assert_eq!(z.score(&m), model.get(&m).copied()),
+            }
+            assert_eq!(z.len(), model.len());
+        }
+        assert_eq!(z.encoding(), Encoding::Skiplist);
+        for (m, &score) in &model {
+            assert_eq!(z.score(m), Some(score), "{}", String::from_utf8_lossy(m));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        let mut cursor = 0;
+        loop {
+            cursor = z
+                .scan_table(cursor, |m, _| assert!(seen.insert(m.to_vec()), "twice"))
+                .expect("a skiplist scans its dict");
+            if cursor == 0 {
+                break;
+            }
+        }
+        assert_eq!(
+            seen.into_iter().collect::<Vec<_>>(),
+            model.into_keys().collect::<Vec<_>>()
+        );
     }
 }

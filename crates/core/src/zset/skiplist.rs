@@ -54,8 +54,11 @@
 //! * One record per node, like Redis's one allocation per node with its sds
 //!   embedded: score (8 bytes), backward id (4), height and member length (4:
 //!   5 bits and 27 bits, a longer member keeps its length in 4 more bytes),
-//!   the levels (8 bytes each: `u32` forward id, `u32` span), then the
-//!   member's bytes, rounded up to 4 bytes. A descent step reads the score and
+//!   the link to the next node in the same bucket of the sorted set's dict
+//!   (4: the dict's entry is the record itself, where Redis's is a 16-byte
+//!   `dictEntry` pointing at the node unless the node is alone in its
+//!   bucket), the levels (8 bytes each: `u32` forward id, `u32` span), then
+//!   the member's bytes, rounded up to 4 bytes. A descent step reads the score and
 //!   one level of the same record; a score tie compares the member from that
 //!   record too. Records are packed end to end in the shared buffer (it
 //!   doubles up to 2 MiB, so a small set stays small, then grows 2 MiB at a
@@ -82,6 +85,7 @@
 //!   from the dict itself.
 
 use super::arena::Pages;
+use crate::dict::{siphash12, Chains, Slot, NIL};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Ordering;
@@ -144,7 +148,11 @@ const BACKWARD_AT: usize = 8;
 /// `meta`: bits 0..5 are the height minus one, bits 5..32 the member's length,
 /// or [`LEN_ESCAPE`] when the length (then a `u32` after the levels) is longer.
 const META_AT: usize = 12;
-const LEVELS_AT: usize = 16;
+/// The next node in the same bucket of the sorted set's dict
+/// ([`crate::dict::NIL`] at the end of the chain): the dict's entries are the
+/// records themselves (see [`Chains`]).
+const CHAIN_AT: usize = 16;
+const LEVELS_AT: usize = 20;
 const LEVEL_BYTES: usize = 8;
 /// A level is the forward id, then the span.
 const SPAN_IN_LEVEL: usize = 4;
@@ -453,6 +461,31 @@ impl Default for SkipList {
     }
 }
 
+/// The sorted set's dict runs its bucket chains through the nodes' records
+/// (the link at [`CHAIN_AT`]), so a member costs the dict no entry of its
+/// own, only its share of the buckets; a rehash hashes the member's bytes
+/// again, as Redis's does (nothing is cached). A lookup reads the bucket and
+/// then the node itself, as Redis 8.6's zset dict does (its key is the
+/// node's embedded sds).
+impl Chains for SkipList {
+    #[inline(always)]
+    fn next(&self, at: Slot) -> Slot {
+        read_u32(self.arena.bytes(at), CHAIN_AT)
+    }
+
+    #[inline(always)]
+    fn set_next(&mut self, at: Slot, next: Slot) -> Slot {
+        let r = self.record_mut(at);
+        let old = read_u32(r, CHAIN_AT);
+        write_u32(r, CHAIN_AT, next);
+        old
+    }
+
+    fn hash(&self, at: Slot, seed: &[u8; 16]) -> u64 {
+        siphash12(self.member(at), seed)
+    }
+}
+
 impl SkipList {
     /// An empty list whose random levels come from [`DEFAULT_SEED`].
     pub fn new() -> Self {
@@ -501,6 +534,13 @@ impl SkipList {
     /// The member of a live node.
     pub fn member_of(&self, key: NodeKey) -> &[u8] {
         self.node(key.get()).member()
+    }
+
+    /// The member of node `at`, a slot of the sorted set's dict (a live
+    /// node's id).
+    #[inline(always)]
+    pub(crate) fn member_at(&self, at: Slot) -> &[u8] {
+        self.node(at).member()
     }
 
     /// The score of a live node.
@@ -704,12 +744,12 @@ impl SkipList {
     }
 
     /// [`SkipList::delete_rank_range_keyed`] showing each removed node to
-    /// `removed(handle, member)` instead of copying its member out.
+    /// `removed(list, id)` instead of copying its member out.
     pub(crate) fn delete_rank_range_each(
         &mut self,
         start: usize,
         end: usize,
-        removed: impl FnMut(NodeKey, &[u8]),
+        removed: impl FnMut(&mut SkipList, Slot),
     ) -> usize {
         if start > end || start >= self.len {
             return 0;
@@ -720,11 +760,11 @@ impl SkipList {
     }
 
     /// [`SkipList::delete_score_range_keyed`] showing each removed node to
-    /// `removed(handle, member)` instead of copying its member out.
+    /// `removed(list, id)` instead of copying its member out.
     pub(crate) fn delete_score_range_each(
         &mut self,
         range: &ScoreRange,
-        removed: impl FnMut(NodeKey, &[u8]),
+        removed: impl FnMut(&mut SkipList, Slot),
     ) -> usize {
         let path = self.descend(|_, n| !range.gte_min(n.score));
         self.delete_run_each(&path, |_, n| range.lte_max(n.score), removed)
@@ -861,6 +901,7 @@ impl SkipList {
         let r = &mut r[..words * WORD];
         r.fill(0);
         r[SCORE_AT..SCORE_AT + 8].copy_from_slice(&score.to_le_bytes());
+        write_u32(r, CHAIN_AT, NIL);
         let mut at = LEVELS_AT + level * LEVEL_BYTES;
         let meta_len = if len >= LEN_ESCAPE {
             write_u32(r, at, len);
@@ -1195,21 +1236,23 @@ impl SkipList {
         keep_going: impl FnMut(usize, Elem<'_>) -> bool,
     ) -> Vec<(NodeKey, Vec<u8>)> {
         let mut removed = Vec::new();
-        self.delete_run_each(path, keep_going, |key, member| {
-            removed.push((key, member.to_vec()))
+        self.delete_run_each(path, keep_going, |list, id| {
+            let key = NonZeroU32::new(id).expect("not the header");
+            removed.push((key, list.member_at(id).to_vec()))
         });
         removed
     }
 
     /// The run [`SkipList::delete_run`] removes, each node shown to
-    /// `removed(handle, member)` after it is unlinked and before its record is
+    /// `removed(list, id)` after it is unlinked and before its record is
     /// freed (as `zslDeleteRangeByRank` deletes the dict entry before
-    /// `zslFreeNode`): no copy of the members. Answers how many went.
+    /// `zslFreeNode`; the dict's chain runs through the record, so it must
+    /// let go of it first): no copy of the members. Answers how many went.
     fn delete_run_each(
         &mut self,
         path: &Path,
         mut keep_going: impl FnMut(usize, Elem<'_>) -> bool,
-        mut removed: impl FnMut(NodeKey, &[u8]),
+        mut removed: impl FnMut(&mut SkipList, Slot),
     ) -> usize {
         let mut count = 0;
         let mut cur = self.node(path.update[0]).next();
@@ -1219,9 +1262,9 @@ impl SkipList {
             }
             cur = self.node(id).next();
             self.unlink(id, &path.update);
+            removed(self, id);
             let node = self.node(id);
             let words = record_words(node.height(), node.member().len());
-            removed(NonZeroU32::new(id).expect("not the header"), node.member());
             self.arena.free(id, words);
             count += 1;
         }

@@ -11,7 +11,8 @@
 //! | 14.. | the member's bytes |
 //!
 //! so an 8-byte member costs 22 bytes, where the skiplist layout's record
-//! costs 40 and Redis's `zskiplistNode` 48 (plus, in both, a dict entry).
+//! costs 36 (its dict chain link included) and Redis's `zskiplistNode` 48 (plus
+//! a dict entry).
 //! Records are laid end to end in the zsets' record arena
 //! (`crate::zset::arena`, the skiplist's too), addressed by a [`Handle`]:
 //! the offset in 2-byte units in its one shared buffer, which doubles up to
