@@ -67,13 +67,19 @@ pub fn declare(r: &mut Report, d: &Data, user: &str) {
     for (key, label, article) in latency_rows(user) {
         r.row(key, &label, Kind::Measured, Some(article));
     }
+    // Checked by bounds, not by a band around one run: ZCOUNT's round trip
+    // is mostly the machine's wake-up latency, which a busy neighbour
+    // removes (an idle VM here: ~99 µs, 1,217×; the same run beside a
+    // compiler: ~10 µs, 12,059×, both servers alike). The lesson the bounds
+    // hold: returning 200,000 members costs orders of magnitude more than
+    // counting them.
     r.row(
         "ratio-byscore-zcount",
         "ratio: ZRANGE BYSCORE (returns the range) / ZCOUNT (counts it), round-trip medians",
         Kind::Measured,
         Some("2,245× (58,364 / 26)"),
     )
-    .band(3.0);
+    .bounds(100.0, 100_000.0);
     for (key, what) in BULK {
         r.measured(
             &format!("share-{key}"),
