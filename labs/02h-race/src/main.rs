@@ -254,6 +254,9 @@ fn main() -> ExitCode {
             1.0,
             20.0,
         );
+        // At light loads the denominator can be 0: with 2 clients a clean CI
+        // run saw WATCH retry 100 times and IFEQ never (shown as 100×, the
+        // denominator taken as 1). The bound only catches a runaway count.
         for clients in FEWER_CLIENTS {
             random(
                 r,
@@ -261,7 +264,7 @@ fn main() -> ExitCode {
                 &format!("… the same ratio with {clients} clients × {UPDATES} updates (medians of {REPEATS} runs)"),
                 Some("2.69 (load not stated)"),
                 0.0,
-                50.0,
+                1000.0,
             );
         }
         // The real server's error to SET … IFEQ, when it lacks the option.
