@@ -197,6 +197,50 @@ def inprocess_lines(inproc):
     return lines
 
 
+PEER_COLUMNS = [("core-command", "core command"), ("core-typed", "core typed"),
+                ("core-btree-typed", "core btree"), ("yo-kv", "yo-kv")]
+
+
+def peers_lines(peers):
+    """The peers section (zset_peers: the core beside yo-kv in process), as text."""
+    if not peers:
+        return []
+    n = peers.get("members", 0)
+    impls = {i["key"]: i for i in peers.get("impls", [])}
+    head = f"{'':44}" + "".join(f" {label:>13}" for _, label in PEER_COLUMNS)
+    lines = ["", f"in process beside another Rust implementation (yo-kv {peers.get('yo_kv_version', '?')}, "
+             f"crates.io), {n:,} members built by single ZADDs in the same process (zset_peers, "
+             f"bench/peers); ns/op = mean of the best of {peers.get('rounds', 3)} rounds, clock floor "
+             f"{peers.get('clock_ns', 0)} ns", "", head]
+
+    def row(label, cell):
+        out = f"{label[:44]:44}"
+        for key, _ in PEER_COLUMNS:
+            out += f" {cell(impls.get(key) or {}, key):>13}"
+        return out
+
+    lines.append(row("build: single ZADDs per second", lambda i, _: f"{i['build_per_sec']:,.0f}" if "build_per_sec" in i else "-"))
+    lines.append(row("heap per member, requested (B)", lambda i, _: f"{i['heap']['requested_per_member']:.1f}" if "heap" in i else "-"))
+    lines.append(row("heap per member, malloc usable (B)", lambda i, _: f"{i['heap']['usable_per_member']:.1f}" if "heap" in i else "-"))
+    for op in peers.get("ops", []):
+        lines.append(row(op["command"], lambda _, key: f"{op[key]['mean_ns']:,.0f}" if key in op else "-"))
+    answers = peers.get("answers") or {}
+    lines += ["core command = Server::call_into (command table, checks, statistics, RESP2 reply); core typed and",
+              "core btree = the core's Keyspace and Zset called as Rust (skiplist, and the core's B+tree layout);",
+              "yo-kv = its Keyspace methods. Every implementation gave the same answers before its times counted "
+              f"(ZSCORE {answers.get('zscore')}, ZREVRANK {answers.get('zrevrank')}, ZCOUNT {answers.get('zcount')})."]
+    ratios = []
+    for op in peers.get("ops", []):
+        yo = (op.get("yo-kv") or {}).get("mean_ns")
+        typed = (op.get("core-typed") or {}).get("mean_ns")
+        btree = (op.get("core-btree-typed") or {}).get("mean_ns")
+        if yo and typed and btree:
+            ratios.append(f"{op['key']} {typed / yo:.2f}/{btree / yo:.2f}")
+    if ratios:
+        lines.append("core typed ÷ yo-kv (skiplist/btree): " + ", ".join(ratios))
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench-bin", required=True)
@@ -209,8 +253,20 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default="runs")
     ap.add_argument("--inprocess-bin", default=None)
+    ap.add_argument("--peers-bin", default=None)
     a = ap.parse_args()
     inproc = {}
+    peers = None
+    if a.peers_bin:
+        print("bench: the core beside yo-kv in process (zset_peers)", flush=True)
+        path = os.path.join(a.out, "bench-peers.json")
+        os.makedirs(a.out, exist_ok=True)
+        started = time.time()
+        subprocess.run([a.peers_bin, "--out", path], check=True, timeout=900)
+        print(f"bench: peers section done in {time.time() - started:.0f} s", flush=True)
+        with open(path) as f:
+            peers = json.load(f)
+        os.remove(path)
     if a.inprocess_bin:
         print("bench: in-process section and memory per type (bench_inprocess)", flush=True)
         path = os.path.join(a.out, "bench-inprocess.json")
@@ -261,6 +317,8 @@ def main():
            "redis_version": a.redis_version,
            "machine": machine, "measured": time.strftime("%Y-%m-%d %H:%M"), "memory": memory,
            "results": results, **inproc}
+    if peers:
+        doc["peers"] = peers
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "bench.json"), "w") as f:
         json.dump(doc, f, indent=1)
@@ -298,6 +356,7 @@ def main():
         lines.append(f"  {name:6} {m['used_memory_growth']:>12,} B  {m['bytes_per_member']:.1f} B/member")
     lines.append(f"  ratio core/redis {memory['core']['bytes_per_member'] / memory['redis']['bytes_per_member']:.2f}")
     lines += inprocess_lines(inproc)
+    lines += peers_lines(peers)
     text = "\n".join(lines) + "\n"
     with open(os.path.join(a.out, "bench.txt"), "w") as f:
         f.write(text)

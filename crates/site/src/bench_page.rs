@@ -8,7 +8,9 @@
 //! `usec_per_call` beside Redis's `usec_per_call`, and both ratios, highlighted
 //! above 1) and the memory per
 //! element of each type (`memory_types`: the core's heap beside Redis's
-//! `used_memory` growth, highlighted above 1), both written by bench_inprocess.
+//! `used_memory` growth, highlighted above 1), both written by bench_inprocess;
+//! then the core beside yo-kv, another Rust implementation, in process
+//! (`peers`, written by bench/peers' zset_peers).
 //!
 //! The JSON is read loosely (a field bench.py does not write is shown as "–"), so
 //! a result from an older bench.py still renders.
@@ -119,6 +121,7 @@ pub fn page(bench: &Value, origin: &str) -> String {
         h.push_str("</tbody></table>\n<p class=\"meta\">The core's used_memory is its real heap (the allocator's own count); Redis's is its INFO used_memory.</p>\n");
     }
     inprocess_tables(&mut h, bench);
+    peers_table(&mut h, bench);
     h.push_str("</main>\n</body>\n</html>\n");
     h
 }
@@ -163,6 +166,89 @@ fn inprocess_tables(h: &mut String, bench: &Value) {
     }
 }
 
+/// The columns of the peers table: bench.json's `peers.impls` keys.
+const PEERS: [(&str, &str); 4] = [
+    ("core-command", "core, command path"),
+    ("core-typed", "core, typed (skiplist)"),
+    ("core-btree-typed", "core, typed (B+tree)"),
+    ("yo-kv", "yo-kv, typed"),
+];
+
+/// The core beside yo-kv in process (`peers`, written by bench/peers'
+/// zset_peers), where bench.json has it: build rate, heap per member, ns per
+/// operation; the core's typed figures highlighted where above yo-kv's.
+fn peers_table(h: &mut String, bench: &Value) {
+    let Some(peers) = bench.get("peers") else {
+        return;
+    };
+    let impls = peers.get("impls").and_then(Value::as_array);
+    let impl_of = |key: &str| {
+        impls
+            .into_iter()
+            .flatten()
+            .find(|i| i.get("key").and_then(Value::as_str) == Some(key))
+    };
+    let _ = writeln!(
+        h,
+        "<h2>In process beside another Rust implementation (yo-kv {})</h2>\n<p>{} members built by single ZADDs in one process, each implementation on its own copy; ns per operation are the mean of the best of {} rounds. The core's command path is <code>Server::call_into</code> (argv in, RESP2 out); its typed figures call its keyspace and sorted set as Rust, as yo-kv is called. Highlighted: a typed core figure above yo-kv's.</p>\n<table class=\"index\">\n<thead><tr><th></th>{}</tr></thead>\n<tbody>",
+        esc(&text(peers, "yo_kv_version")),
+        rps(num(peers, &["members"])),
+        fixed(num(peers, &["rounds"]), 0, ""),
+        PEERS
+            .iter()
+            .map(|(_, label)| format!("<th>{}</th>", esc(label)))
+            .collect::<String>()
+    );
+    let row = |h: &mut String, label: &str, cell: &dyn Fn(&str) -> (Option<f64>, String)| {
+        let yo = cell("yo-kv").0;
+        let cells: String = PEERS
+            .iter()
+            .map(|(key, _)| {
+                let (value, shown) = cell(key);
+                let behind = key.starts_with("core-")
+                    && *key != "core-command"
+                    && matches!((value, yo), (Some(v), Some(y)) if v > y);
+                let class = if behind { "num behind" } else { "num" };
+                format!("<td class=\"{class}\">{shown}</td>")
+            })
+            .collect();
+        let _ = writeln!(h, "<tr><td>{}</td>{cells}</tr>", esc(label));
+    };
+    let per_member = |field: &'static str| {
+        move |key: &str| {
+            let v = impl_of(key).and_then(|i| num(i, &["heap", field]));
+            (v, fixed(v, 1, " B"))
+        }
+    };
+    row(h, "single ZADDs per second (higher is better)", &|key| {
+        let v = impl_of(key).and_then(|i| num(i, &["build_per_sec"]));
+        // Higher is better here: compare the negated rate.
+        (v.map(|x| -x), rps(v))
+    });
+    row(
+        h,
+        "heap per member, requested",
+        &per_member("requested_per_member"),
+    );
+    row(
+        h,
+        "heap per member, malloc usable",
+        &per_member("usable_per_member"),
+    );
+    for op in peers
+        .get("ops")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        row(h, &text(op, "command"), &|key| {
+            let v = num(op, &[key, "mean_ns"]);
+            (v, fixed(v, 0, " ns"))
+        });
+    }
+    h.push_str("</tbody></table>\n");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,6 +290,45 @@ mod tests {
         assert!(html.contains("measured 2026-12-01 16:43"));
         // No in-process section in an older result.
         assert!(!html.contains("In process"));
+    }
+
+    #[test]
+    fn the_peers_section_renders_with_the_core_behind_highlighted() {
+        let bench: Value = serde_json::json!({
+            "peers": {
+                "yo_kv_version": "0.3.33", "members": 1000000, "rounds": 3,
+                "impls": [
+                    {"key": "core-command", "build_per_sec": 300000.0,
+                     "heap": {"requested_per_member": 56.6, "usable_per_member": 56.6}},
+                    {"key": "core-typed", "build_per_sec": 500000.0,
+                     "heap": {"requested_per_member": 56.6, "usable_per_member": 56.6}},
+                    {"key": "core-btree-typed", "build_per_sec": 900000.0,
+                     "heap": {"requested_per_member": 33.0, "usable_per_member": 33.0}},
+                    {"key": "yo-kv", "build_per_sec": 800000.0,
+                     "heap": {"requested_per_member": 39.8, "usable_per_member": 41.0}}
+                ],
+                "ops": [
+                    {"key": "zscore", "command": "ZSCORE lb u0123456",
+                     "core-command": {"mean_ns": 190.0}, "core-typed": {"mean_ns": 50.0},
+                     "core-btree-typed": {"mean_ns": 30.0}, "yo-kv": {"mean_ns": 40.0}}
+                ]
+            }
+        });
+        let html = page(&bench, "out/bench.json");
+        assert!(
+            html.contains("beside another Rust implementation (yo-kv 0.3.33)"),
+            "{html}"
+        );
+        assert!(html.contains("1,000,000 members"), "{html}");
+        // The typed skiplist is above yo-kv on ZSCORE (highlighted), the btree
+        // below it; the command path is never highlighted.
+        assert!(html.contains("<tr><td>ZSCORE lb u0123456</td><td class=\"num\">190 ns</td><td class=\"num behind\">50 ns</td><td class=\"num\">30 ns</td><td class=\"num\">40 ns</td></tr>"), "{html}");
+        // A lower build rate than yo-kv's is behind; memory above it too.
+        assert!(
+            html.contains("<td class=\"num behind\">500,000</td><td class=\"num\">900,000</td>"),
+            "{html}"
+        );
+        assert!(html.contains("<td class=\"num behind\">56.6 B</td><td class=\"num\">33.0 B</td><td class=\"num\">39.8 B</td>"), "{html}");
     }
 
     #[test]
