@@ -785,8 +785,7 @@ impl Executor {
             .filter(|(id, c)| {
                 c.blocked.is_none()
                     && self.server.client(**id).is_some_and(|cl| {
-                        !cl.in_pubsub_mode()
-                            && cl.last_interaction.elapsed().as_secs() as i64 > timeout
+                        !cl.in_pubsub_mode() && cl.last_interaction.elapsed_secs() as i64 > timeout
                     })
             })
             .map(|(id, _)| *id)

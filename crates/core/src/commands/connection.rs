@@ -428,7 +428,7 @@ fn client_line(s: &Server, c: &Client) -> String {
         c.laddr,
         c.name.as_deref().unwrap_or(""),
         now.duration_since(c.created).as_secs(),
-        now.duration_since(c.last_interaction).as_secs(),
+        c.last_interaction.elapsed_secs(),
         flags,
         c.db,
         c.channels.len(),

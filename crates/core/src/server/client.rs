@@ -119,7 +119,8 @@ pub struct Client {
     pub lib_name: Option<String>,
     pub lib_ver: Option<String>,
     pub created: Instant,
-    pub last_interaction: Instant,
+    /// When the client's last command ran (or was refused or queued).
+    pub last_interaction: super::clock::Micros,
     /// Full name of the last command (`client|list`), for CLIENT LIST's `cmd=`.
     pub last_command: &'static str,
     pub multi: Option<MultiState>,
@@ -161,7 +162,7 @@ impl Client {
             lib_name: None,
             lib_ver: None,
             created: now,
-            last_interaction: now,
+            last_interaction: super::clock::now(),
             last_command: "NULL",
             multi: None,
             watched: Vec::new(),
