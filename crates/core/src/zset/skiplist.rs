@@ -623,19 +623,30 @@ impl SkipList {
     /// at the node the dict just found, so its record is in cache.
     pub fn rank_of(&self, key: NodeKey) -> usize {
         let read = self.arena.reader();
-        let (mut x, mut to_end) = (Some(key.get()), 0);
-        while let Some(id) = x {
-            // The backward link and the meta word, then the top level.
-            let back_and_meta = read.word(id, BACKWARD_AT);
-            let meta = u32::from_le_bytes(
-                back_and_meta[META_AT - BACKWARD_AT..]
-                    .try_into()
-                    .expect("4 bytes"),
-            );
-            let top_at = LEVELS_AT + (meta & 31) as usize * LEVEL_BYTES;
-            let top = Level::from_bytes(read.word(id, top_at));
-            to_end += top.span();
-            x = top.forward();
+        // The top level's index from the word at BACKWARD_AT (the backward
+        // link, then the meta word).
+        let top_of = |back_and_meta: [u8; 8]| {
+            let [.., m0, m1, m2, m3] = back_and_meta;
+            (u32::from_le_bytes([m0, m1, m2, m3]) & 31) as usize
+        };
+        let id = key.get();
+        let mut level = top_of(read.word(id, BACKWARD_AT));
+        let mut link = Level::from_bytes(read.word(id, LEVELS_AT + level * LEVEL_BYTES));
+        let mut to_end = link.span();
+        // A node's top link leads to a node at least as tall, whose link on
+        // the same level is read together with its height (one dependent
+        // read a step); only a taller node costs a second read, its top.
+        while let Some(next) = link.forward() {
+            let (back_and_meta, same_level) =
+                read.two_words(next, BACKWARD_AT, LEVELS_AT + level * LEVEL_BYTES);
+            let top = top_of(back_and_meta);
+            link = if top > level {
+                level = top;
+                Level::from_bytes(read.word(next, LEVELS_AT + top * LEVEL_BYTES))
+            } else {
+                Level::from_bytes(same_level)
+            };
+            to_end += link.span();
         }
         // The last link of each level spans the nodes after it, so `to_end`
         // counts the nodes after `key`'s.
