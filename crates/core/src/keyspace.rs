@@ -105,7 +105,7 @@ impl Value {
         match self {
             Value::String(StringValue::Int(n)) => Value::String(StringValue::Int(*n)),
             Value::String(StringValue::Embstr(b)) => {
-                Value::String(ArgObject::Embstr(b.to_vec()).into_stored(key_len))
+                Value::String(ArgObject::from_computed(b.as_bytes()).into_stored(key_len))
             }
             Value::String(StringValue::Raw(s)) => {
                 Value::String(StringValue::Raw(crate::sds::Sds::new(s.as_bytes())))
@@ -124,7 +124,7 @@ impl Value {
     fn rekeyed(self, key_len: usize) -> Value {
         match self {
             Value::String(StringValue::Embstr(b)) => {
-                Value::String(ArgObject::Embstr(b.to_vec()).into_stored(key_len))
+                Value::String(ArgObject::from_computed(b.as_bytes()).into_stored(key_len))
             }
             other => other,
         }

@@ -3,8 +3,9 @@
 //! dense key (no decoding, no copy of the 12 KB registers), PFCOUNT and PFMERGE
 //! of ten dense keys (the registers on the stack, the sources read where they
 //! are stored, dest rewritten in place), PFADD to a dense key, SETBIT inside an
-//! existing bitmap. Counted with a global allocator over this test binary,
-//! through the whole command path (`Server::run`).
+//! existing bitmap; and SET of a short value allocates nothing at all.
+//! Counted with a global allocator over this test binary, through the whole
+//! command path (`Server::run`).
 
 use redislab_core::Server;
 
@@ -69,4 +70,20 @@ fn in_place_hll_and_bit_commands_allocate_no_more_than_get() {
         let n = per_call(&mut s, &cmds, 500);
         assert!(n <= get, "{name}: {n} allocations per call, GET {get}");
     }
+}
+
+/// SET of a short value over an existing key builds the stored embstr
+/// straight from the argument: the only allocation is none at all (the
+/// `+OK` reply is borrowed), where a vector was made and freed per call.
+#[test]
+fn set_of_a_short_value_allocates_nothing() {
+    let mut s = Server::new();
+    let cmds: Vec<Vec<Vec<u8>>> = (0..16)
+        .map(|i| argv(&["SET", &format!("k{i}"), &format!("value-{i}")]))
+        .collect();
+    assert_eq!(per_call(&mut s, &cmds, 1_000), 0.0);
+    // A value past the embstr limit is a raw string: its one allocation.
+    let long = "x".repeat(100);
+    let raw = per_call(&mut s, &[argv(&["SET", "long", &long])], 100);
+    assert!((raw - 1.0).abs() < 0.01, "{raw}");
 }

@@ -18,7 +18,6 @@ use crate::list::listpack::Listpack;
 use crate::list::quicklist::{Node, Quicklist};
 use crate::list::List;
 use crate::lpcodec::{self, LpValue};
-use crate::sds::Sds;
 use crate::set::Set;
 use crate::strings::{ArgObject, StringValue};
 use crate::zset::{Encoding, Zset};
@@ -166,10 +165,8 @@ impl<'a> Reader<'a> {
 fn string_value(bytes: Vec<u8>, key_len: usize) -> StringValue {
     let obj = if bytes.len() <= 20 && crate::num::parse_i64(&bytes).is_some() {
         ArgObject::int(crate::num::parse_i64(&bytes).unwrap_or_default())
-    } else if bytes.len() <= crate::strings::EMBSTR_SIZE_LIMIT {
-        ArgObject::Embstr(bytes)
     } else {
-        ArgObject::Raw(Sds::new(&bytes))
+        ArgObject::from_computed(&bytes)
     };
     obj.into_stored(key_len)
 }
