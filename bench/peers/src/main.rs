@@ -171,8 +171,18 @@ impl CoreTyped {
         }
     }
 
-    fn zset(&mut self) -> Option<&mut Zset> {
+    /// The set to write (`lookupKeyWrite`: WATCH and the write access).
+    fn zset_mut(&mut self) -> Option<&mut Zset> {
         match self.keyspace.get_mut(KEY)? {
+            Value::Zset(z) => Some(z),
+            _ => None,
+        }
+    }
+
+    /// The set to read (`lookupKeyRead`, as ZSCORE, ZRANK, ZRANGE and ZCOUNT
+    /// look it up).
+    fn zset(&mut self) -> Option<&Zset> {
+        match self.keyspace.get(KEY)? {
             Value::Zset(z) => Some(z),
             _ => None,
         }
@@ -182,11 +192,13 @@ impl CoreTyped {
 impl Peer for CoreTyped {
     fn zadd(&mut self, score: f64, member: &[u8]) -> bool {
         let limits = self.limits;
-        if self.zset().is_none() {
+        if self.zset_mut().is_none() {
             self.keyspace
                 .insert(KEY, Value::Zset(Box::new(Zset::new())));
         }
-        let Some(z) = self.zset() else { return false };
+        let Some(z) = self.zset_mut() else {
+            return false;
+        };
         !matches!(
             z.add(score, member, AddFlags::default(), &limits),
             AddOutcome::NotANumber

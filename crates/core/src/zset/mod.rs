@@ -418,14 +418,18 @@ impl Store {
     fn first_in_score_range(&self, r: &ScoreRange) -> Option<usize> {
         match self {
             Store::Skip { order, .. } => order.first_in_score_range(r),
-            Store::Tree(t) => first_in(t, |s, _| r.gte_min(s), |s, _| r.lte_max(s)),
+            Store::Tree(t) => first_in(t, t.count_while_score(|s| !r.gte_min(s)), |s, _| {
+                r.lte_max(s)
+            }),
         }
     }
 
     fn last_in_score_range(&self, r: &ScoreRange) -> Option<usize> {
         match self {
             Store::Skip { order, .. } => order.last_in_score_range(r),
-            Store::Tree(t) => last_in(t, |s, _| r.lte_max(s), |s, _| r.gte_min(s)),
+            Store::Tree(t) => last_in(t, t.count_while_score(|s| r.lte_max(s)), |s, _| {
+                r.gte_min(s)
+            }),
         }
     }
 
@@ -433,7 +437,7 @@ impl Store {
         match self {
             Store::Skip { order, .. } => order.first_in_lex_range(r),
             Store::Tree(t) if !lex_may_hold(t, r) => None,
-            Store::Tree(t) => first_in(t, |_, m| r.gte_min(m), |_, m| r.lte_max(m)),
+            Store::Tree(t) => first_in(t, t.count_while(|_, m| !r.gte_min(m)), |_, m| r.lte_max(m)),
         }
     }
 
@@ -441,7 +445,7 @@ impl Store {
         match self {
             Store::Skip { order, .. } => order.last_in_lex_range(r),
             Store::Tree(t) if !lex_may_hold(t, r) => None,
-            Store::Tree(t) => last_in(t, |_, m| r.lte_max(m), |_, m| r.gte_min(m)),
+            Store::Tree(t) => last_in(t, t.count_while(|_, m| r.lte_max(m)), |_, m| r.gte_min(m)),
         }
     }
 
@@ -494,26 +498,19 @@ fn lex_may_hold(t: &Btree, r: &LexRange) -> bool {
     !r.is_empty() && r.gte_min(last) && r.lte_max(first)
 }
 
-/// In the B+tree: rank of the first element satisfying `gte_min`, if it also
-/// satisfies `lte_max` (`zslNthInRange(range, 0)`).
-fn first_in(
-    t: &Btree,
-    gte_min: impl Fn(f64, &[u8]) -> bool,
-    lte_max: impl Fn(f64, &[u8]) -> bool,
-) -> Option<usize> {
-    let first = t.count_while(|s, m| !gte_min(s, m));
-    let (s, m) = t.get_by_rank(first)?;
-    lte_max(s, m).then_some(first)
+/// In the B+tree: the rank of the first element at or past the range's
+/// start, given how many come `below` it, if it also satisfies `lte_max`
+/// (`zslNthInRange(range, 0)`).
+fn first_in(t: &Btree, below: usize, lte_max: impl Fn(f64, &[u8]) -> bool) -> Option<usize> {
+    let (s, m) = t.get_by_rank(below)?;
+    lte_max(s, m).then_some(below)
 }
 
-/// In the B+tree: rank of the last element satisfying `lte_max`, if it also
-/// satisfies `gte_min` (`zslNthInRange(range, -1)`).
-fn last_in(
-    t: &Btree,
-    lte_max: impl Fn(f64, &[u8]) -> bool,
-    gte_min: impl Fn(f64, &[u8]) -> bool,
-) -> Option<usize> {
-    let last = t.count_while(|s, m| lte_max(s, m)).checked_sub(1)?;
+/// In the B+tree: the rank of the last element not past the range's end,
+/// given how many are `not_above` it, if it also satisfies `gte_min`
+/// (`zslNthInRange(range, -1)`).
+fn last_in(t: &Btree, not_above: usize, gte_min: impl Fn(f64, &[u8]) -> bool) -> Option<usize> {
+    let last = not_above.checked_sub(1)?;
     let (s, m) = t.get_by_rank(last)?;
     gte_min(s, m).then_some(last)
 }

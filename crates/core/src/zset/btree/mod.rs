@@ -227,7 +227,13 @@ impl Btree {
     /// How many elements from the lowest satisfy `pred` (a prefix).
     pub fn count_while(&self, pred: impl Fn(f64, &[u8]) -> bool) -> usize {
         self.tree
-            .count_while(|h| pred(self.recs.score(h), self.recs.member(h)))
+            .count_while(&self.recs, |s, h| pred(s, self.recs.member(h)))
+    }
+
+    /// [`Btree::count_while`] for a predicate on the score alone (a score
+    /// range): no member is read, and above the leaves no record either.
+    pub fn count_while_score(&self, pred: impl Fn(f64) -> bool) -> usize {
+        self.tree.count_while(&self.recs, |s, _| pred(s))
     }
 
     /// Elements from `rank` up (or, `reverse`, down to rank 0).

@@ -351,7 +351,7 @@ fn tree_matches_a_sorted_vec() {
             let r = rng.gen_range(0..=model.len());
             assert_eq!(tree.get(r), model.get(r).map(|x| x.2));
             let below = model.partition_point(|x| x.0 < 25.0);
-            assert_eq!(tree.count_while(|h| recs.score(h) < 25.0), below);
+            assert_eq!(tree.count_while(&recs, |s, _| s < 25.0), below);
         }
     }
     for (_, _, h) in model.drain(..).rev() {

@@ -55,6 +55,11 @@ const EMPTY_LEAF: Leaf = Leaf {
 #[derive(Clone, Copy, Debug)]
 struct Inner {
     mins: [Handle; INNER_CAP],
+    /// The score of each `mins` record, kept beside the handle so that a
+    /// descent compares scores without reading the records (only a tied
+    /// score reads the member). A record's score changes only while it is
+    /// out of the tree, so the copy never goes stale.
+    min_scores: [f64; INNER_CAP],
     children: [NodeId; INNER_CAP],
     counts: [u32; INNER_CAP],
     len: u16,
@@ -62,6 +67,7 @@ struct Inner {
 
 const EMPTY_INNER: Inner = Inner {
     mins: [0; INNER_CAP],
+    min_scores: [0.0; INNER_CAP],
     children: [0; INNER_CAP],
     counts: [0; INNER_CAP],
     len: 0,
@@ -142,6 +148,22 @@ pub fn compare(recs: &Records, score: f64, member: &[u8], h: Handle) -> Ordering
     }
 }
 
+/// `slice::partition_point` over the indices `0..len`: the first index for
+/// which `pred` fails, by binary search (the same probes, so the same answer
+/// when `pred` is not a prefix).
+fn partition_point(len: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 /// What an insert below a node did: nothing more, or split it, giving the new
 /// right sibling, its smallest element and its count.
 type Split = Option<(NodeId, Handle, u32)>;
@@ -217,10 +239,32 @@ impl Tree {
     /// last one whose smallest element is not above it (the first if none).
     #[inline(always)]
     fn child_for(recs: &Records, n: &Inner, score: f64, member: &[u8]) -> usize {
-        let len = n.len as usize;
-        n.mins[..len]
-            .partition_point(|&m| compare(recs, score, member, m).is_ge())
-            .saturating_sub(1)
+        // The first separator above `(score, member)`, by binary search on
+        // the kept scores; a tie reads the separator's member.
+        let (mut lo, mut hi) = (0, n.len as usize);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let s = n.min_scores[mid];
+            let at_or_above = if score > s {
+                true
+            } else if score < s {
+                false
+            } else {
+                member >= recs.member(n.mins[mid])
+            };
+            if at_or_above {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo.saturating_sub(1)
+    }
+
+    /// Separator `i` of `n`: the handle and its record's score.
+    fn set_min(recs: &Records, n: &mut Inner, i: usize, h: Handle) {
+        n.mins[i] = h;
+        n.min_scores[i] = recs.score(h);
     }
 
     /// Adds the record `h` (its member must not be in the tree yet).
@@ -231,10 +275,10 @@ impl Tree {
         if let Some((right, right_min, right_count)) = split {
             let old = self.root;
             let mut root = EMPTY_INNER;
-            root.mins[0] = self.node_min(self.height, old);
+            Self::set_min(recs, &mut root, 0, self.node_min(self.height, old));
             root.children[0] = old;
             root.counts[0] = u32::try_from(self.len).expect("fits") - right_count;
-            root.mins[1] = right_min;
+            Self::set_min(recs, &mut root, 1, right_min);
             root.children[1] = right;
             root.counts[1] = right_count;
             root.len = 2;
@@ -274,13 +318,13 @@ impl Tree {
         let child_min = self.node_min(level - 1, child);
         let n = self.inners.get_mut(node);
         n.counts[i] += 1;
-        n.mins[i] = child_min;
+        Self::set_min(recs, n, i, child_min);
         let (right, right_min, right_count) = split?;
         n.counts[i] -= right_count;
         let at = i + 1;
         let entry = (right_min, right, right_count);
         if len < INNER_CAP {
-            Self::inner_insert(n, at, entry);
+            Self::inner_insert(recs, n, at, entry);
             return None;
         }
         let mid = if rightmost && at == INNER_CAP {
@@ -291,26 +335,33 @@ impl Tree {
         let mut r = EMPTY_INNER;
         let moved = INNER_CAP - mid;
         r.mins[..moved].copy_from_slice(&n.mins[mid..]);
+        r.min_scores[..moved].copy_from_slice(&n.min_scores[mid..]);
         r.children[..moved].copy_from_slice(&n.children[mid..]);
         r.counts[..moved].copy_from_slice(&n.counts[mid..]);
         r.len = moved as u16;
         n.len = mid as u16;
         if at <= mid && mid < INNER_CAP {
-            Self::inner_insert(n, at, entry);
+            Self::inner_insert(recs, n, at, entry);
         } else {
-            Self::inner_insert(&mut r, at - mid, entry);
+            Self::inner_insert(recs, &mut r, at - mid, entry);
         }
         let count: u32 = r.counts[..r.len as usize].iter().sum();
         let min = r.mins[0];
         Some((self.inners.alloc(r), min, count))
     }
 
-    fn inner_insert(n: &mut Inner, at: usize, (min, child, count): (Handle, NodeId, u32)) {
+    fn inner_insert(
+        recs: &Records,
+        n: &mut Inner,
+        at: usize,
+        (min, child, count): (Handle, NodeId, u32),
+    ) {
         let len = n.len as usize;
         n.mins.copy_within(at..len, at + 1);
+        n.min_scores.copy_within(at..len, at + 1);
         n.children.copy_within(at..len, at + 1);
         n.counts.copy_within(at..len, at + 1);
-        n.mins[at] = min;
+        Self::set_min(recs, n, at, min);
         n.children[at] = child;
         n.counts[at] = count;
         n.len += 1;
@@ -435,6 +486,7 @@ impl Tree {
         if r.empty {
             let len = n.len as usize;
             n.mins.copy_within(i + 1..len, i);
+            n.min_scores.copy_within(i + 1..len, i);
             n.children.copy_within(i + 1..len, i);
             n.counts.copy_within(i + 1..len, i);
             n.len -= 1;
@@ -443,7 +495,7 @@ impl Tree {
                 new_min: (i == 0 && n.len > 0).then(|| n.mins[0]),
             });
         }
-        let new_min = r.new_min.inspect(|&m| n.mins[i] = m);
+        let new_min = r.new_min.inspect(|&m| Self::set_min(recs, n, i, m));
         Some(Removed {
             empty: false,
             new_min: new_min.filter(|_| i == 0),
@@ -514,7 +566,7 @@ impl Tree {
     /// for a prefix of the order and then fail. (If it is not of that shape
     /// -- a lex range over mixed scores -- the answer is some rank in
     /// `0..=len`, as the skiplist's answer is then some node.)
-    pub fn count_while(&self, pred: impl Fn(Handle) -> bool) -> usize {
+    pub fn count_while(&self, recs: &Records, pred: impl Fn(f64, Handle) -> bool) -> usize {
         if self.len == 0 {
             return 0;
         }
@@ -522,7 +574,9 @@ impl Tree {
         for _ in 0..self.height {
             let n = self.inners.get(node);
             let len = n.len as usize;
-            let i = n.mins[..len].partition_point(|&m| pred(m));
+            // The separators' scores are kept in the node: a score range's
+            // search reads no record above the leaves.
+            let i = partition_point(len, |i| pred(n.min_scores[i], n.mins[i]));
             if i == 0 {
                 return rank;
             }
@@ -530,7 +584,7 @@ impl Tree {
             node = n.children[i - 1];
         }
         let leaf = self.leaves.get(node);
-        rank + leaf.keys[..leaf.len as usize].partition_point(|&k| pred(k))
+        rank + leaf.keys[..leaf.len as usize].partition_point(|&k| pred(recs.score(k), k))
     }
 
     /// Handles from 0-based `rank` towards the highest.
@@ -594,9 +648,13 @@ impl Tree {
             let c = self.check_node(recs, n.children[i], level - 1);
             assert_eq!(c, n.counts[i] as usize, "count of child {i}");
             assert_eq!(n.mins[i], self.node_min(level - 1, n.children[i]), "min");
+            assert_eq!(
+                n.min_scores[i].to_bits(),
+                recs.score(n.mins[i]).to_bits(),
+                "min score"
+            );
             total += c;
         }
-        let _ = recs;
         total
     }
 }
