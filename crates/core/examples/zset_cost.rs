@@ -78,6 +78,12 @@ fn main() {
             None,
         ),
         (
+            "ZSCORE",
+            argv(&["ZSCORE", "lb", "u0123456"]),
+            200000,
+            None,
+        ),
+        (
             "ZREVRANK",
             argv(&["ZREVRANK", "lb", "u0123456"]),
             200000,
