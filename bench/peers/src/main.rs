@@ -32,6 +32,9 @@
 //!   `zwindow` + `zwalk`, `zcount`), which is how yo-kv is used in process:
 //!   typed calls, no protocol.
 //!
+//! Beside them, the hashing one ZSCORE does (the key and the member) with
+//! each implementation's hash, timed alone.
+//!
 //! The typed ZRANGE of every implementation copies the ten members' bytes and
 //! scores into one reused buffer, so each walks the same members and hands
 //! the same bytes over.
@@ -474,8 +477,10 @@ fn run(members: usize, calls: usize) -> Result<Json, String> {
             })
         })
         .collect();
+    let hashing = hash_costs(&user, calls * 10);
     Ok(json!({
         "yo_kv_version": YO_KV,
+        "hashing": hashing,
         "members": members,
         "rounds": ROUNDS,
         "clock_ns": inprocess::clock_floor(100_000).median_ns,
@@ -483,6 +488,36 @@ fn run(members: usize, calls: usize) -> Result<Json, String> {
         "impls": impls,
         "ops": ops,
     }))
+}
+
+/// What one ZSCORE spends hashing in each implementation: the key and the
+/// member, with the core's hash (Redis's SipHash-1-2, which the core keeps so
+/// that its dicts' buckets, scans and random draws are Redis's) and with
+/// yo-kv's (wyhash). Mean ns of a pair over `calls` pairs timed together (a
+/// clock read per pair would cost more than the pair), best of three.
+fn hash_costs(member: &[u8], calls: usize) -> Json {
+    let seed = redislab_core::dict::DEFAULT_SEED;
+    let time = |f: &dyn Fn() -> u64| {
+        (0..3)
+            .map(|_| {
+                let started = Instant::now();
+                for _ in 0..calls {
+                    std::hint::black_box(f());
+                }
+                started.elapsed().as_nanos() as f64 / calls as f64
+            })
+            .fold(f64::MAX, f64::min)
+    };
+    let sip = time(&|| {
+        redislab_core::dict::siphash12(std::hint::black_box(KEY), &seed)
+            ^ redislab_core::dict::siphash12(std::hint::black_box(member), &seed)
+    });
+    let wy = time(&|| {
+        yo_common::wyhash::wyhash(std::hint::black_box(KEY), 0)
+            ^ yo_common::wyhash::wyhash(std::hint::black_box(member), 0)
+    });
+    eprintln!("peers: hashing key + member: SipHash-1-2 {sip:.1} ns, wyhash {wy:.1} ns");
+    json!({"siphash12_ns": sip, "wyhash_ns": wy})
 }
 
 fn main() -> std::process::ExitCode {

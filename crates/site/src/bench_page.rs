@@ -247,6 +247,14 @@ fn peers_table(h: &mut String, bench: &Value) {
         });
     }
     h.push_str("</tbody></table>\n");
+    let sip = num(peers, &["hashing", "siphash12_ns"]);
+    let wy = num(peers, &["hashing", "wyhash_ns"]);
+    if let (Some(sip), Some(wy)) = (sip, wy) {
+        let _ = writeln!(
+            h,
+            "<p class=\"meta\">Hashing the key and the member, as one ZSCORE does: SipHash-1-2 (the core's: Redis's hash, kept so that its dicts' buckets, scans and random draws are Redis's) {sip:.1} ns; wyhash (yo-kv's) {wy:.1} ns.</p>"
+        );
+    }
 }
 
 #[cfg(test)]
@@ -307,6 +315,7 @@ mod tests {
                     {"key": "yo-kv", "build_per_sec": 800000.0,
                      "heap": {"requested_per_member": 39.8, "usable_per_member": 41.0}}
                 ],
+                "hashing": {"siphash12_ns": 10.9, "wyhash_ns": 6.3},
                 "ops": [
                     {"key": "zscore", "command": "ZSCORE lb u0123456",
                      "core-command": {"mean_ns": 190.0}, "core-typed": {"mean_ns": 50.0},
@@ -328,6 +337,8 @@ mod tests {
             html.contains("<td class=\"num behind\">500,000</td><td class=\"num\">900,000</td>"),
             "{html}"
         );
+        assert!(html.contains("SipHash-1-2 (the core's"), "{html}");
+        assert!(html.contains("10.9 ns; wyhash (yo-kv's) 6.3 ns"), "{html}");
         assert!(html.contains("<td class=\"num behind\">56.6 B</td><td class=\"num\">33.0 B</td><td class=\"num\">39.8 B</td>"), "{html}");
     }
 
