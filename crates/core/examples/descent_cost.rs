@@ -4,10 +4,11 @@
 //! above 400,000 and the last at or below 600,000) timed a million times
 //! each, best of three, beside the cost of parsing one score bound.
 //!
-//! `cargo run --release -p redislab-core --example descent_cost`
+//! `cargo run --release -p redislab-core --example descent_cost [-- --no-huge-pages]`
 //!
 //! The same range every time, as `./run.sh bench` times ZCOUNT: the path stays
-//! in cache, so this measures the loop's own instructions, not memory.
+//! in cache, so this measures the loop's own instructions, not memory; then
+//! both descents over 1,024 ranges in turn, which pay the misses.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -31,6 +32,9 @@ fn per_call(mut f: impl FnMut() -> usize) -> f64 {
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "--no-huge-pages") {
+        redislab_alloc::huge::disable();
+    }
     let mut list = SkipList::new();
     let mut rng = ChaCha8Rng::seed_from_u64(15);
     for user in 1..=MEMBERS {
@@ -44,9 +48,38 @@ fn main() {
     let parse = best(&mut || {
         per_call(|| parse_score_bound(black_box(b"400000")).map_or(0, |(v, _)| v as usize))
     });
-    println!("{MEMBERS} members, {} levels in use", list.level());
+    // 1,024 ranges in turn: each descent takes another path, so this one
+    // pays the cache misses (and TLB misses) of a set bigger than the cache.
+    let ranges: Vec<ScoreRange> = (0..1_024)
+        .map(|_| {
+            let lo = f64::from(rng.gen_range(0..800_000u32));
+            ScoreRange::inclusive(lo, lo + 200_000.0)
+        })
+        .collect();
+    let mut i = 0usize;
+    let mut next_range = || {
+        i = (i + 1) % ranges.len();
+        &ranges[i]
+    };
+    let many = best(&mut || {
+        per_call(|| {
+            let r = next_range();
+            list.first_in_score_range(black_box(r)).unwrap_or(0)
+                + list.last_in_score_range(black_box(r)).unwrap_or(0)
+        })
+    });
+    println!(
+        "{MEMBERS} members, {} levels in use, huge pages {}",
+        list.level(),
+        if redislab_alloc::huge::enabled() {
+            "on"
+        } else {
+            "off"
+        }
+    );
     println!("first in [400000, 600000]   {first:6.1} ns");
     println!("last in [400000, 600000]    {last:6.1} ns");
+    println!("both, 1,024 ranges in turn  {many:6.1} ns");
     println!("parse one bound \"400000\"    {parse:6.1} ns");
 }
 

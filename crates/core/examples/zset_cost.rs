@@ -77,12 +77,7 @@ fn main() {
             20000,
             None,
         ),
-        (
-            "ZSCORE",
-            argv(&["ZSCORE", "lb", "u0123456"]),
-            200000,
-            None,
-        ),
+        ("ZSCORE", argv(&["ZSCORE", "lb", "u0123456"]), 200000, None),
         (
             "ZREVRANK",
             argv(&["ZREVRANK", "lb", "u0123456"]),

@@ -62,7 +62,10 @@
 //!   one level of the same record; a score tie compares the member from that
 //!   record too. Records are packed end to end in the shared buffer (it
 //!   doubles up to 2 MiB, so a small set stays small, then grows 2 MiB at a
-//!   time); a record over 16 KiB gets a buffer of its own, freed with it. The
+//!   time), the nodes of one level and the taller ones in regions of their
+//!   own (the tall nodes every descent passes share cache lines with each
+//!   other, as Redis's do by sitting in a bigger jemalloc size class); a
+//!   record over 16 KiB gets a buffer of its own, freed with it. The
 //!   ids cap a list at 8 GiB of records and the spans at 2^32 - 1 members. Redis's
 //!   node sizes in its allocator are modelled separately (`crate::memory`).
 //! * Nodes are addressed by a [`NodeKey`] (the id, never 0) outside this
@@ -906,7 +909,8 @@ impl SkipList {
     /// its own when it is big.
     fn alloc(&mut self, score: f64, member: &[u8], level: usize) -> NodeId {
         let words = record_words(level, member.len());
-        let id = self.arena.alloc(words);
+        // Tall nodes apart from the rest: every descent passes them.
+        let id = self.arena.alloc_in(usize::from(level > 1), words);
         let len = u32::try_from(member.len()).expect("members fit in u32");
         let r = self.record_mut(id);
         let r = &mut r[..words * WORD];

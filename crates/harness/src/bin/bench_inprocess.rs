@@ -178,6 +178,26 @@ fn benches() -> Vec<Bench> {
         ),
         cheap,
     ));
+    // ZCOUNT's two descents likewise depend on the levels near its bounds.
+    v.push(b(
+        "zcount-many",
+        "ZCOUNT z:lb <lo> <lo+200000> (1,024 ranges in turn)",
+        many(
+            "zcount",
+            (0..1_024)
+                .map(|_| {
+                    let lo = rng.gen_range(0..800_000u32);
+                    argv(&[
+                        "ZCOUNT",
+                        "z:lb",
+                        &lo.to_string(),
+                        &(lo + 200_000).to_string(),
+                    ])
+                })
+                .collect(),
+        ),
+        (10_000, 3_000),
+    ));
     v.push(b(
         "geosearch",
         &format!(
