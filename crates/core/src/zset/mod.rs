@@ -75,8 +75,9 @@
 //! The command path takes the node from the dict, as Redis 8.6 does: ZADD
 //! and ZINCRBY of an existing member update that node (no search when its
 //! neighbours let it stay; else the search for its links and the search for
-//! its new place, side by side), ZRANK/ZREVRANK count its rank
-//! from its spans (`zslGetRankByNode`) with the score from the same lookup,
+//! its new place, side by side), ZRANK/ZREVRANK take the score from the
+//! same lookup (and then descend by it, `zslGetRank`, rather than walk from
+//! the node as Redis 8.6 does: see `Store::rank_of`),
 //! and the dict is searched again only for the rehash step Redis's second
 //! `dictFind` takes, while it rehashes. On members drawn at random from the
 //! bench's 1M-member key (`cargo run --release -p redislab-core --example
@@ -367,17 +368,18 @@ impl Store {
         }
     }
 
-    /// 0-based rank (from the lowest) and score of `member`. The skiplist
-    /// counts the rank from the node the dict found (`zslGetRankByNode`),
-    /// as Redis 8.6's `zsetRank` does; the B+tree descends by score.
+    /// 0-based rank (from the lowest) and score of `member`: the score from
+    /// the dict, then a descent from the top by (score, member), in either
+    /// layout (`zslGetRank`). Redis 8.6's `zsetRank` walks instead from the
+    /// node the dict found along the top levels to the end of the list
+    /// (`zslGetRankByNode`, [`SkipList::rank_of`]), which needs no
+    /// comparison; in the core's records the descent measured cheaper:
+    /// ZREVRANK of one member over and over 285-300 -> 179-181 ns
+    /// (`examples/zset_cost.rs`), of random members of a 1M-member set the
+    /// same within noise (`examples/zset_random.rs`). The reply is the same.
     fn rank_of(&self, member: &[u8]) -> Option<(usize, f64)> {
-        match self.find(self.hash_of(member), member)? {
-            (score, Some(key)) => match self {
-                Store::Skip { order, .. } => Some((order.rank_of(key), score)),
-                Store::Tree(_) => unreachable!("a node handle comes from the skiplist"),
-            },
-            (score, None) => Some((self.rank(score, member)?, score)),
-        }
+        let score = self.peek(self.hash_of(member), member)?;
+        Some((self.rank(score, member)?, score))
     }
 
     fn remove(&mut self, member: &[u8]) -> bool {

@@ -79,7 +79,9 @@
 //!   search for the links to unlink and the search for the new place run
 //!   side by side, a step of each per round, so that their cache misses
 //!   overlap (Redis runs one after the other: [`SkipList::update_node_score`]).
-//!   A rank from a node walks the spans forward (`zslGetRankByNode`).
+//!   A rank from a node walks the spans forward (`zslGetRankByNode`,
+//!   [`SkipList::rank_of`]); the sorted set's ZRANK uses the descent by
+//!   (score, member) instead, which measured cheaper in these records.
 //! * The public API counts ranks from 0; Redis's `zslGetRank` and
 //!   `zslGetElementByRank` count from 1 (the header's span to the first node).
 //! * The random level comes from a seedable `ChaCha8Rng` instead of libc
