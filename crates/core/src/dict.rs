@@ -73,7 +73,7 @@
 
 use rand::RngCore;
 
-use crate::dict_key::DictKey;
+use crate::inline_bytes::InlineBytes;
 
 /// The seed [`Dict::new`] uses. Redis draws its seed at random at start-up.
 pub const DEFAULT_SEED: [u8; 16] = *b"redislab-dict-v1";
@@ -1021,7 +1021,7 @@ pub struct EntryRef(Slot);
 /// [`Tables`] over a slab of entries of its own (buckets and `next` links are
 /// slot numbers).
 ///
-/// The key type `K` is [`DictKey`] (the dict owns its keys, as an sds; one of
+/// The key type `K` is [`InlineBytes`] (the dict owns its keys, as an sds; one of
 /// up to 22 bytes sits in the entry itself, a longer one in a box of its
 /// own) for every dict but the sorted set's, whose entries hold a handle to the skiplist node
 /// that has the member's bytes (Redis 8's zset dict likewise points at the
@@ -1029,7 +1029,7 @@ pub struct EntryRef(Slot);
 /// `*_by` methods: the caller hashes the bytes with [`Dict::hash_of`] and says
 /// which key matches with a closure that reads the bytes behind a handle.
 #[derive(Debug, Clone)]
-pub struct Dict<V, K = DictKey> {
+pub struct Dict<V, K = InlineBytes> {
     tables: Tables,
     slab: Slab<K, V>,
 }
@@ -1186,7 +1186,7 @@ impl<V, K> Dict<V, K> {
     }
 }
 
-impl<V> Dict<V, DictKey> {
+impl<V> Dict<V, InlineBytes> {
     // ----- lookups -------------------------------------------------------------
 
     /// `dictFind`: like every lookup in Redis, it may move one bucket first.
@@ -1297,7 +1297,7 @@ impl<V> Dict<V, DictKey> {
     /// the growth check (which respects a paused auto-resize), then the search.
     pub fn add(&mut self, key: Vec<u8>, value: V) -> bool {
         let hash = self.hash_of(&key);
-        let is_key = matching(hash, |k: &DictKey| k.as_bytes() == key.as_slice());
+        let is_key = matching(hash, |k: &InlineBytes| k.as_bytes() == key.as_slice());
         if self.tables.add_search(&mut self.slab, hash, is_key) {
             return false;
         }
@@ -1339,7 +1339,7 @@ impl<V> Dict<V, DictKey> {
                 prefetch(e);
                 // An entry may straddle two lines.
                 prefetch(
-                    (e as *const Option<Entry<DictKey, V>>)
+                    (e as *const Option<Entry<InlineBytes, V>>)
                         .wrapping_add(1)
                         .cast::<u8>()
                         .wrapping_sub(1),
@@ -1480,8 +1480,8 @@ mod tests {
         assert_eq!(size_of::<Option<Entry<Vec<u8>, [u64; 10]>>>(), 120);
         // A key held in the entry costs no more room than a vector's
         // pointer, capacity and length did.
-        assert_eq!(size_of::<Option<Entry<DictKey, ()>>>(), 40);
-        assert_eq!(size_of::<Option<Entry<DictKey, usize>>>(), 48);
+        assert_eq!(size_of::<Option<Entry<InlineBytes, ()>>>(), 40);
+        assert_eq!(size_of::<Option<Entry<InlineBytes, usize>>>(), 48);
     }
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;

@@ -78,6 +78,16 @@ impl Sds {
         }
     }
 
+    /// [`Sds::alloc_size`] of `Sds::new` of `len` bytes, without building it.
+    pub fn alloc_size_for(len: usize) -> usize {
+        let header = if len == 0 { 3 } else { sds_header_len(len) };
+        if header == 1 {
+            return 1 + len + 1;
+        }
+        // A fitted header and the capacity after it fill the whole buffer.
+        jemalloc_usable(header + len + 1)
+    }
+
     /// An SDS with explicit capacity, for a buffer Redis sized differently (a big
     /// argument that arrived in the query buffer).
     pub fn with_alloc(bytes: &[u8], bufsize: usize) -> Sds {
@@ -239,6 +249,19 @@ impl Sds {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The size computed without building the string is the built one's.
+    #[test]
+    fn alloc_size_for_is_the_built_strings() {
+        for len in (0..300).chain([4_095, 4_096, 65_535, 65_536, 100_000]) {
+            let bytes = vec![b'x'; len];
+            assert_eq!(
+                Sds::alloc_size_for(len),
+                Sds::new(&bytes).alloc_size(),
+                "{len}"
+            );
+        }
+    }
 
     #[test]
     fn a_new_sds_takes_its_size_class() {

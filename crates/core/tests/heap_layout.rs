@@ -125,7 +125,7 @@ fn strings_per_key() {
 }
 
 /// A short value (an embstr of up to 30 bytes) is kept inside the entry, and
-/// a key of up to 22 bytes inside the slab slot (`dict_key::DictKey`): such a
+/// a key of up to 22 bytes inside the slab slot (`inline_bytes::InlineBytes`): such a
 /// key costs no allocation of its own (Redis allocates one key object with
 /// the value embedded in it; here the slab slot is that object).
 #[test]
@@ -193,4 +193,28 @@ fn small_sets_per_member() {
     assert!(blocks / (KEYS as f64) <= 2.01, "{blocks}");
     // 62.1 B per member with a Vec per member.
     assert!(bytes / members < 30.0, "{bytes}");
+}
+
+/// A big (hashtable) hash keeps each short field and its short value inside
+/// the field's slab entry (as Redis embeds the value in the field's
+/// allocation): no allocation per field, where there were two (the field's
+/// and the value's vectors) and then one.
+#[test]
+fn big_hash_fields_allocate_nothing_each() {
+    let fields = KEYS;
+    let mut cmd = vec!["HSET".to_string(), "big".to_string()];
+    for f in 0..fields {
+        cmd.push(format!("field:{f:06}"));
+        cmd.push(format!("value:{f}"));
+    }
+    let (bytes, blocks) = kept(&[argv(&cmd)]);
+    println!(
+        "hashtable hash: {:.1} B requested per field, {:.3} blocks per field",
+        bytes / fields as f64,
+        blocks / fields as f64
+    );
+    assert!(blocks / (fields as f64) < 0.01, "{blocks}");
+    // 94.3 B per field here (the slab entry, its buckets; 136 with a
+    // vector per value).
+    assert!(bytes / (fields as f64) < 110.0, "{bytes}");
 }

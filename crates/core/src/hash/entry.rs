@@ -33,12 +33,14 @@ const SDS8_HEADER: usize = 3;
 /// How an entry is laid out, and the value's allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
-    /// Header bytes of the field's sds.
-    field_header: usize,
+    /// Header bytes of the field's sds (1 to 9). The layout is kept in every
+    /// field's entry: small fields keep it to 8 bytes.
+    field_header: u8,
     /// The value lives inside the entry.
     embedded: bool,
-    /// `sdsAllocSize` of the value (its placement size when embedded).
-    value_alloc: usize,
+    /// `sdsAllocSize` of the value (its placement size when embedded; a
+    /// value is at most 512 MB, `proto-max-bulk-len`'s ceiling).
+    value_alloc: u32,
     /// The entry carries an ExpireMeta.
     meta: bool,
 }
@@ -60,26 +62,26 @@ impl Layout {
         let value_size = embedded_value_size(value.len());
         if field_header + field_len + 1 + expiry + value_size <= EMBED_MAX {
             return Layout {
-                field_header,
+                field_header: field_header as u8,
                 embedded: true,
-                value_alloc: value_size,
+                value_alloc: value_size as u32,
                 meta,
             };
         }
         Layout {
-            field_header: field_header.max(SDS8_HEADER),
+            field_header: field_header.max(SDS8_HEADER) as u8,
             embedded: false,
-            value_alloc: Sds::new(value).alloc_size(),
+            value_alloc: u32::try_from(Sds::alloc_size_for(value.len())).unwrap_or(u32::MAX),
             meta,
         }
     }
 
     /// `entryMemUsage`.
     pub fn mem_usage(&self, field_len: usize) -> usize {
-        self.field_header
+        usize::from(self.field_header)
             + field_len
             + 1
-            + self.value_alloc
+            + self.value_alloc as usize
             + if self.embedded { 0 } else { VALUE_PTR_SIZE }
             + if self.meta { EXPIRE_META_SIZE } else { 0 }
     }

@@ -55,6 +55,7 @@ pub mod subexpires;
 use rand::RngCore;
 
 use crate::dict::Dict;
+use crate::inline_bytes::InlineBytes;
 use crate::memory::{listpack_backlen_len, listpack_entry_bytes, listpack_int_len};
 use crate::memory::{DICT_BUCKET_SIZE, DICT_ENTRY_SIZE, DICT_SIZE, LISTPACK_END, LISTPACK_HEADER};
 use crate::packed::Packed;
@@ -111,10 +112,12 @@ struct LpField {
     ttl: u64,
 }
 
-/// A field of a hashtable hash.
+/// A field of a hashtable hash (the field itself is the dict's key).
 #[derive(Clone, Debug)]
 struct Entry {
-    value: Vec<u8>,
+    /// Up to 22 bytes inside the entry, as Redis embeds a short value in the
+    /// field's allocation; a longer value in a box of its own.
+    value: InlineBytes,
     layout: Layout,
     /// The TTL, if the field has one (an entry may keep an unused ExpireMeta).
     expire: Option<u64>,
@@ -441,7 +444,7 @@ impl Hash {
                 .iter()
                 .find(|f| f.field == field)
                 .map(|f| f.value.as_slice()),
-            Repr::Table { dict, .. } => dict.peek(field).map(|e| e.value.as_slice()),
+            Repr::Table { dict, .. } => dict.peek(field).map(|e| e.value.as_bytes()),
         }
     }
 
@@ -476,7 +479,7 @@ impl Hash {
                 .collect(),
             Repr::Table { dict, .. } => dict
                 .iter()
-                .map(|(f, e)| (f, e.value.as_slice(), e.expire))
+                .map(|(f, e)| (f, e.value.as_bytes(), e.expire))
                 .collect(),
         }
     }
@@ -532,7 +535,7 @@ impl Hash {
             }
             Repr::Table { dict, .. } => dict
                 .fair_random_entry(rng)
-                .map(|(f, e)| (f, e.value.as_slice())),
+                .map(|(f, e)| (f, e.value.as_bytes())),
         }
     }
 
@@ -592,7 +595,7 @@ impl Hash {
                         e.expire = None;
                     }
                     e.layout = e.layout.update(field.len(), Some(value), &e.value, keep);
-                    e.value = value.to_vec();
+                    e.value = InlineBytes::from(value);
                     *alloc = *alloc - before + e.layout.mem_usage(field.len());
                     false
                 } else {
@@ -602,7 +605,7 @@ impl Hash {
                         hash,
                         field.to_vec(),
                         Entry {
-                            value: value.to_vec(),
+                            value: InlineBytes::from(value),
                             layout,
                             expire: None,
                         },
@@ -992,7 +995,7 @@ impl Hash {
             dict.add(
                 field,
                 Entry {
-                    value,
+                    value: InlineBytes::from(value),
                     layout,
                     expire,
                 },
@@ -1072,7 +1075,7 @@ fn table_of(items: Vec<(Vec<u8>, Vec<u8>, u64)>, presize: usize) -> (Dict<Entry>
         dict.add(
             field,
             Entry {
-                value,
+                value: InlineBytes::from(value),
                 layout,
                 expire,
             },
