@@ -37,6 +37,7 @@ pub mod glob;
 pub mod hash;
 pub mod hll;
 pub mod inline_bytes;
+pub mod intset;
 pub mod keyspace;
 pub mod ldouble;
 pub mod list;

@@ -3,7 +3,8 @@
 //! * **intset** while every member reads as a 64-bit integer (`string2ll`) and
 //!   there are at most `set-max-intset-entries` (512; never more than 2^30): a
 //!   sorted array whose element width (2, 4 or 8 bytes) grows with the largest
-//!   magnitude and never shrinks; its size is 8 bytes of header + width × length;
+//!   magnitude and never shrinks ([`crate::intset`], stored at that width);
+//!   its size is 8 bytes of header + width × length;
 //! * **listpack** for up to `set-max-listpack-entries` (128) members of at most
 //!   `set-max-listpack-value` (64) bytes, in insertion order; its size is
 //!   `lpBytes`. The members sit in one buffer ([`crate::packed::Packed`], as
@@ -12,8 +13,7 @@
 //! * **hashtable**: a [`Dict`] of members without values; its size is the dict
 //!   struct, a 24-byte entry per member, 8 bytes per bucket, and the SDS
 //!   allocation of every member, which Redis keeps as the dict's metadata.
-//!   The dict is boxed, so a set value stays 40 bytes. (The intset keeps its
-//!   values as `i64`s whatever the width it reports.)
+//!   The dict is boxed, so a set value stays 40 bytes.
 //!
 //! The thresholds are read from the config at each write ([`Limits`]), as Redis
 //! reads `server.set_max_*`: a changed threshold converts a set on its next write.
@@ -38,6 +38,7 @@
 use rand::RngCore;
 
 use crate::dict::Dict;
+use crate::intset::{width_of, Intset};
 use crate::memory::{listpack_entry_bytes, DICT_BUCKET_SIZE, DICT_ENTRY_SIZE, DICT_SIZE};
 use crate::num::parse_i64;
 use crate::packed::Packed;
@@ -93,11 +94,8 @@ impl Limits {
 
 #[derive(Debug)]
 enum Repr {
-    Intset {
-        values: Vec<i64>,
-        /// Bytes per element: 2, 4 or 8.
-        width: usize,
-    },
+    /// The integers at one width, as Redis's intset holds them.
+    Intset(Intset),
     /// Members in insertion order, in one buffer ([`Packed`]).
     Listpack(Packed),
     Table {
@@ -112,17 +110,6 @@ enum Repr {
 #[derive(Debug)]
 pub struct Set {
     repr: Repr,
-}
-
-/// `_intsetValueEncoding`.
-fn int_width(v: i64) -> usize {
-    if i16::try_from(v).is_ok() {
-        2
-    } else if i32::try_from(v).is_ok() {
-        4
-    } else {
-        8
-    }
 }
 
 /// `sdigits10`: the characters of `v` printed, sign included.
@@ -145,10 +132,7 @@ impl Set {
     /// `setTypeCreate(first, size_hint)`.
     pub fn create(first: &[u8], size_hint: usize, limits: &Limits) -> Set {
         let repr = if parse_i64(first).is_some() && size_hint <= limits.intset_entries {
-            Repr::Intset {
-                values: Vec::new(),
-                width: 2,
-            }
+            Repr::Intset(Intset::new())
         } else if size_hint <= limits.listpack_entries {
             Repr::Listpack(Packed::new())
         } else {
@@ -172,10 +156,7 @@ impl Set {
     /// An empty intset (`createIntsetObject`).
     pub fn intset() -> Set {
         Set {
-            repr: Repr::Intset {
-                values: Vec::new(),
-                width: 2,
-            },
+            repr: Repr::Intset(Intset::new()),
         }
     }
 
@@ -192,14 +173,14 @@ impl Set {
     /// What OBJECT ENCODING prints.
     pub fn encoding_name(&self) -> &'static str {
         match self.repr {
-            Repr::Intset { .. } => "intset",
+            Repr::Intset(_) => "intset",
             Repr::Listpack(_) => "listpack",
             Repr::Table { .. } => "hashtable",
         }
     }
 
     pub fn is_intset(&self) -> bool {
-        matches!(self.repr, Repr::Intset { .. })
+        matches!(self.repr, Repr::Intset(_))
     }
 
     pub fn is_listpack(&self) -> bool {
@@ -208,7 +189,7 @@ impl Set {
 
     pub fn len(&self) -> usize {
         match &self.repr {
-            Repr::Intset { values, .. } => values.len(),
+            Repr::Intset(values) => values.len(),
             Repr::Listpack(items) => items.len(),
             Repr::Table { dict, .. } => dict.len(),
         }
@@ -231,7 +212,7 @@ impl Set {
     pub fn maybe_convert(&mut self, size_hint: usize, limits: &Limits) {
         let over = match self.repr {
             Repr::Listpack(_) => size_hint > limits.listpack_entries,
-            Repr::Intset { .. } => size_hint > limits.intset_entries,
+            Repr::Intset(_) => size_hint > limits.intset_entries,
             Repr::Table { .. } => false,
         };
         if over {
@@ -242,9 +223,7 @@ impl Set {
     /// The members in the order Redis iterates them (as strings).
     pub fn members(&self) -> Vec<Vec<u8>> {
         match &self.repr {
-            Repr::Intset { values, .. } => {
-                values.iter().map(|v| v.to_string().into_bytes()).collect()
-            }
+            Repr::Intset(values) => values.iter().map(|v| v.to_string().into_bytes()).collect(),
             Repr::Listpack(items) => items.iter().map(<[u8]>::to_vec).collect(),
             Repr::Table { dict, .. } => dict.iter().map(|(k, _)| k.to_vec()).collect(),
         }
@@ -253,7 +232,7 @@ impl Set {
     /// The member at a position of the iteration order.
     fn member_at(&self, i: usize) -> Vec<u8> {
         match &self.repr {
-            Repr::Intset { values, .. } => values[i].to_string().into_bytes(),
+            Repr::Intset(values) => values.get(i).to_string().into_bytes(),
             Repr::Listpack(items) => items.nth(i).expect("an index below len").to_vec(),
             Repr::Table { .. } => unreachable!("a dict is not indexed"),
         }
@@ -300,13 +279,11 @@ impl Set {
                 }
                 true
             }
-            Repr::Intset { values, width } => {
+            Repr::Intset(values) => {
                 if let Some(v) = parse_i64(member) {
-                    let Err(at) = values.binary_search(&v) else {
+                    if !values.insert(v) {
                         return false;
-                    };
-                    values.insert(at, v);
-                    *width = (*width).max(int_width(v));
+                    }
                     if values.len() > limits.intset_max() {
                         let cap = values.len();
                         self.convert_to_table(cap);
@@ -317,7 +294,7 @@ impl Set {
                 // The longest member an intset's listpack would hold: its smallest
                 // or its largest value, printed.
                 let widest = match (values.first(), values.last()) {
-                    (Some(&lo), Some(&hi)) => digits(lo).max(digits(hi)),
+                    (Some(lo), Some(hi)) => digits(lo).max(digits(hi)),
                     _ => 0,
                 };
                 if n < limits.listpack_entries
@@ -364,16 +341,7 @@ impl Set {
                 }
                 None => false,
             },
-            Repr::Intset { values, .. } => match parse_i64(member) {
-                Some(v) => match values.binary_search(&v) {
-                    Ok(i) => {
-                        values.remove(i);
-                        true
-                    }
-                    Err(_) => false,
-                },
-                None => false,
-            },
+            Repr::Intset(values) => parse_i64(member).is_some_and(|v| values.remove(v)),
         }
     }
 
@@ -390,9 +358,7 @@ impl Set {
         match &self.repr {
             Repr::Table { dict, .. } => dict.peek(member).is_some(),
             Repr::Listpack(items) => items.iter().any(|m| m == member),
-            Repr::Intset { values, .. } => {
-                parse_i64(member).is_some_and(|v| values.binary_search(&v).is_ok())
-            }
+            Repr::Intset(values) => parse_i64(member).is_some_and(|v| values.contains(v)),
         }
     }
 
@@ -461,10 +427,7 @@ impl Set {
     /// rebuilt, presized, member by member in iteration order.
     pub fn dup(&self) -> Set {
         let repr = match &self.repr {
-            Repr::Intset { values, width } => Repr::Intset {
-                values: values.clone(),
-                width: *width,
-            },
+            Repr::Intset(values) => Repr::Intset(values.clone()),
             Repr::Listpack(items) => Repr::Listpack(items.clone()),
             Repr::Table { dict, .. } => {
                 let mut copy = Dict::new();
@@ -487,7 +450,7 @@ impl Set {
     /// `setTypeAllocSize`: the value's bytes as MEMORY USAGE counts them.
     pub fn alloc_size(&self) -> usize {
         match &self.repr {
-            Repr::Intset { values, width } => INTSET_HEADER + values.len() * width,
+            Repr::Intset(values) => INTSET_HEADER + values.len() * values.width(),
             Repr::Listpack(items) => {
                 LISTPACK_OVERHEAD + items.iter().map(listpack_entry_bytes).sum::<usize>()
             }
@@ -504,7 +467,7 @@ impl Set {
     /// an intset for an intset, otherwise a listpack.
     pub fn store_target_for(smallest: &Set) -> Set {
         match smallest.repr {
-            Repr::Intset { .. } => Set::intset(),
+            Repr::Intset(_) => Set::intset(),
             _ => Set::listpack(),
         }
     }
@@ -512,7 +475,7 @@ impl Set {
     /// `maybeConvertToIntset`: a set whose members are all integers becomes an
     /// intset again if it is small enough.
     pub fn maybe_to_intset(&mut self, limits: &Limits) {
-        if matches!(self.repr, Repr::Intset { .. }) || self.len() > limits.intset_max() {
+        if matches!(self.repr, Repr::Intset(_)) || self.len() > limits.intset_max() {
             return;
         }
         let mut values: Vec<i64> = self
@@ -521,8 +484,8 @@ impl Set {
             .map(|m| parse_i64(m).expect("all members are integers"))
             .collect();
         values.sort_unstable();
-        let width = values.iter().map(|&v| int_width(v)).max().unwrap_or(2);
-        self.repr = Repr::Intset { values, width };
+        let width = values.iter().map(|&v| width_of(v)).max().unwrap_or(2);
+        self.repr = Repr::Intset(Intset::from_sorted(&values, width));
     }
 }
 
@@ -546,8 +509,8 @@ impl Set {
 /// What a serialization sees of a set: the encoding and its contents in the
 /// order Redis writes them.
 pub enum SetParts<'a> {
-    /// Sorted values and the element width (2, 4 or 8 bytes).
-    Intset { values: &'a [i64], width: usize },
+    /// The intset: sorted values at one width (2, 4 or 8 bytes).
+    Intset(&'a Intset),
     /// Members in listpack order.
     Listpack(&'a Packed),
     /// Members in dict iteration order.
@@ -557,10 +520,7 @@ pub enum SetParts<'a> {
 impl Set {
     pub fn parts(&self) -> SetParts<'_> {
         match &self.repr {
-            Repr::Intset { values, width } => SetParts::Intset {
-                values,
-                width: *width,
-            },
+            Repr::Intset(values) => SetParts::Intset(values),
             Repr::Listpack(items) => SetParts::Listpack(items),
             Repr::Table { dict, .. } => SetParts::Table(dict.iter().map(|(k, _)| k).collect()),
         }
@@ -570,7 +530,7 @@ impl Set {
     /// loaded blob says).
     pub fn from_intset(values: Vec<i64>, width: usize) -> Set {
         Set {
-            repr: Repr::Intset { values, width },
+            repr: Repr::Intset(Intset::from_sorted(&values, width)),
         }
     }
 

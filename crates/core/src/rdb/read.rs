@@ -252,17 +252,6 @@ fn load_quicklist(r: &mut Reader<'_>, opts: &Options) -> Result<List, LoadError>
     Ok(list)
 }
 
-/// `_intsetValueEncoding`.
-fn int_width(v: i64) -> usize {
-    if i16::try_from(v).is_ok() {
-        2
-    } else if i32::try_from(v).is_ok() {
-        4
-    } else {
-        8
-    }
-}
-
 /// `RDB_TYPE_SET`: an intset while the members are integers and few enough, a
 /// listpack while they are short and few, else a hashtable presized for all.
 fn load_plain_set(r: &mut Reader<'_>, opts: &Options) -> Result<Set, LoadError> {
@@ -325,7 +314,11 @@ fn load_plain_set(r: &mut Reader<'_>, opts: &Options) -> Result<Set, LoadError> 
     Ok(match state {
         State::Intset(mut values) => {
             values.sort_unstable();
-            let width = values.iter().map(|&v| int_width(v)).max().unwrap_or(2);
+            let width = values
+                .iter()
+                .map(|&v| crate::intset::width_of(v))
+                .max()
+                .unwrap_or(2);
             Set::from_intset(values, width)
         }
         State::Listpack(members) => Set::from_listpack(members),

@@ -94,7 +94,7 @@ pub fn object_type(value: &Value) -> u8 {
         Value::String(_) => kind::STRING,
         Value::List(_) => kind::LIST_QUICKLIST_2,
         Value::Set(s) => match s.parts() {
-            SetParts::Intset { .. } => kind::SET_INTSET,
+            SetParts::Intset(_) => kind::SET_INTSET,
             SetParts::Listpack(_) => kind::SET_LISTPACK,
             SetParts::Table(_) => kind::SET,
         },
@@ -119,17 +119,6 @@ pub fn save_object_type(out: &mut Vec<u8>, value: &Value) {
 /// A list node's listpack bytes.
 fn listpack_bytes(lp: &crate::list::listpack::Listpack) -> Vec<u8> {
     lpcodec::encode(lp.iter())
-}
-
-/// `intsetBlobLen` bytes: encoding (u32), length (u32), values, little-endian.
-fn intset_blob(values: &[i64], width: usize) -> Vec<u8> {
-    let mut b = Vec::with_capacity(8 + values.len() * width);
-    b.extend_from_slice(&(width as u32).to_le_bytes());
-    b.extend_from_slice(&(values.len() as u32).to_le_bytes());
-    for &v in values {
-        b.extend_from_slice(&v.to_le_bytes()[..width]);
-    }
-    b
 }
 
 /// A zset listpack: member, then the score as `zzlInsertAt` stores it (an
@@ -174,9 +163,7 @@ pub fn save_object(out: &mut Vec<u8>, value: &Value, compress: bool) {
             }
         },
         Value::Set(s) => match s.parts() {
-            SetParts::Intset { values, width } => {
-                save_raw_string(out, &intset_blob(values, width), compress)
-            }
+            SetParts::Intset(values) => save_raw_string(out, &values.blob(), compress),
             SetParts::Listpack(members) => {
                 save_raw_string(out, &lpcodec::encode(members.iter()), compress)
             }
