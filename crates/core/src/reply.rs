@@ -348,17 +348,8 @@ fn header(out: &mut Vec<u8>, kind: u8, n: i64) {
 /// (Redis keeps ready-made headers for lengths below 32 for the same reason,
 /// `shared.bulkhdr`).
 fn header_bytes(buf: &mut [u8; HEADER_MAX], kind: u8, n: i64) -> &[u8] {
-    let mut at = HEADER_MAX - 2;
-    buf[at..].copy_from_slice(b"\r\n");
-    let mut rest = n.unsigned_abs();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
+    buf[HEADER_MAX - 2..].copy_from_slice(b"\r\n");
+    let mut at = crate::num::digits_back(n.unsigned_abs(), &mut buf[..HEADER_MAX - 2]);
     if n < 0 {
         at -= 1;
         buf[at] = b'-';

@@ -15,17 +15,23 @@ pub fn format_i64(v: i64) -> String {
 /// The decimal digits of `|v|` written at the end of `buf`, without a sign
 /// (`ll2string` without allocating): the returned slice is the digits.
 pub fn abs_digits(v: i64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut rest = v.unsigned_abs();
+    let at = digits_back(v.unsigned_abs(), buf);
+    &buf[at..]
+}
+
+/// The decimal digits of `n` written so that they end at the end of `buf`
+/// (which must have room for them: 20 bytes always do); the index where
+/// they start.
+pub fn digits_back(mut n: u64, buf: &mut [u8]) -> usize {
     let mut at = buf.len();
     loop {
         at -= 1;
-        buf[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return at;
         }
     }
-    &buf[at..]
 }
 
 pub fn digits10(v: i64) -> usize {
