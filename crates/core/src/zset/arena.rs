@@ -260,12 +260,16 @@ impl<const UNIT: usize, B: SharedBytes> Pages<UNIT, B> {
     /// Room for a record of `units` units: a freed record of that size, else
     /// new room. Its bytes are whatever was there (zeros when new).
     pub(crate) fn alloc(&mut self, units: usize) -> u32 {
-        let reused = if units < SMALL_UNITS {
+        self.reuse(units).unwrap_or_else(|| self.carve(units))
+    }
+
+    /// A freed record of `units` units, if one waits.
+    fn reuse(&mut self, units: usize) -> Option<u32> {
+        if units < SMALL_UNITS {
             self.free_small.get_mut(units).and_then(Vec::pop)
         } else {
             self.free.get_mut(&units).and_then(Vec::pop)
-        };
-        reused.unwrap_or_else(|| self.carve(units))
+        }
     }
 
     /// [`Pages::alloc`] for a record of class `class`: new room comes from
@@ -274,12 +278,7 @@ impl<const UNIT: usize, B: SharedBytes> Pages<UNIT, B> {
     /// descent passes) share cache lines and pages with each other instead
     /// of with records read rarely.
     pub(crate) fn alloc_in(&mut self, class: usize, units: usize) -> u32 {
-        let reused = if units < SMALL_UNITS {
-            self.free_small.get_mut(units).and_then(Vec::pop)
-        } else {
-            self.free.get_mut(&units).and_then(Vec::pop)
-        };
-        if let Some(id) = reused {
+        if let Some(id) = self.reuse(units) {
             return id;
         }
         if units * UNIT > OWN_PAGE_BYTES {
