@@ -73,7 +73,7 @@ impl Both {
 
     fn core_payload(&mut self, key: &str) -> Vec<u8> {
         match self.core.run(&sv(&["DUMP", key])) {
-            Reply::Bulk(b) => b,
+            Reply::Bulk(b) => b.into_vec(),
             other => panic!("core DUMP {key}: {other:?}"),
         }
     }
@@ -283,7 +283,7 @@ fn hash_fields(both: &mut Both, key: &str) -> Vec<Vec<u8>> {
         Reply::Array(items) => items
             .into_iter()
             .filter_map(|r| match r {
-                Reply::Bulk(b) => Some(b),
+                Reply::Bulk(b) => Some(b.into_vec()),
                 _ => None,
             })
             .collect(),

@@ -514,7 +514,7 @@ fn sparse_bytes(core: &mut Server, n: usize) -> Vec<u8> {
         core.run(&c);
     }
     match core.run(&argv(&[b"GET", b"tmp"])) {
-        redislab_core::Reply::Bulk(b) => b,
+        redislab_core::Reply::Bulk(b) => b.into_vec(),
         other => panic!("{other:?}"),
     }
 }
@@ -531,7 +531,7 @@ fn invalid_and_corrupt_values_fail_alike() {
     let dense = {
         scratch.run(&argv(&[b"PFDEBUG", b"TODENSE", b"tmp"]));
         match scratch.run(&argv(&[b"GET", b"tmp"])) {
-            redislab_core::Reply::Bulk(b) => b,
+            redislab_core::Reply::Bulk(b) => b.into_vec(),
             other => panic!("{other:?}"),
         }
     };

@@ -219,7 +219,7 @@ fn existing(pair: &mut Pair, rng: &mut ChaCha8Rng, key: &str) -> Vec<u8> {
     if len > 0 && rng.gen_bool(0.8) {
         let i = rng.gen_range(0..len).to_string();
         if let Reply::Bulk(v) = pair.core.cmd(&["LINDEX", key, &i]) {
-            return v;
+            return v.into_vec();
         }
     }
     element(rng)

@@ -3,7 +3,7 @@
 //! buffer and the connection's queues. Counted with a global allocator over the
 //! whole process (reader, executor and this client), in batches of 1,000
 //! requests that allocate nothing in the core either (GET of a missing key
-//! answers a shared null, INCR of an existing counter changes it in place, SET
+//! answers a shared null, GET of a short value copies it into the reply, INCR of an existing counter changes it in place, SET
 //! of an integer stores it in the key's entry and answers a borrowed `+OK`).
 
 use std::io::{Read, Write};
@@ -74,6 +74,15 @@ fn pipelined_requests_allocate_nothing_per_command() {
     // int dropped without a free, and `+OK` written from a static string.
     let set = b"*3\r\n$3\r\nSET\r\n$1\r\ns\r\n$8\r\n12345678\r\n";
     let per_set = allocations_per_request(&mut s, set, (b"+OK", 5), 1000, 50);
+    // GET of a short string that is there: its bytes are copied into the
+    // reply itself (`BulkBytes`), not into a vector of their own.
+    s.write_all(b"*3\r\n$3\r\nSET\r\n$1\r\nh\r\n$11\r\nhello-world\r\n")
+        .unwrap();
+    s.read_exact(&mut ok).unwrap();
+    assert_eq!(&ok, b"+OK\r\n");
+    let get_hit = b"*2\r\n$3\r\nGET\r\n$1\r\nh\r\n";
+    let per_get_hit =
+        allocations_per_request(&mut s, get_hit, (b"$11\r\nhello-world", 18), 1000, 50);
     // A batch mixing them, as a pipelining client sends it: the batch's key
     // prefetch (buckets, entries, key bytes) allocates nothing either.
     let mixed: Vec<u8> = [&set[..], &get[..], &incr[..]].concat();
@@ -81,7 +90,7 @@ fn pipelined_requests_allocate_nothing_per_command() {
     // One request per round trip: one batch per command.
     let per_single_get = allocations_per_request(&mut s, get, (b"$-1\r\n", 5), 1, 5000);
     eprintln!(
-        "allocations per request: GET {per_get:.3}, INCR {per_incr:.3}, SET {per_set:.3}, mixed {per_mixed:.3}, GET unpipelined {per_single_get:.3}"
+        "allocations per request: GET {per_get:.3}, GET hit {per_get_hit:.3}, INCR {per_incr:.3}, SET {per_set:.3}, mixed {per_mixed:.3}, GET unpipelined {per_single_get:.3}"
     );
     assert!(
         per_single_get < 0.1,
@@ -90,6 +99,11 @@ fn pipelined_requests_allocate_nothing_per_command() {
     // Batches still cost a little (the executor's job channel allocates a block
     // per 31 jobs): well under one allocation per command.
     assert!(per_get < 0.05, "GET: {per_get} allocations per request");
+    // It was 1 per command: the value was copied into a `Vec` of its own.
+    assert!(
+        per_get_hit < 0.05,
+        "GET hit: {per_get_hit} allocations per request"
+    );
     assert!(per_incr < 0.05, "INCR: {per_incr} allocations per request");
     // It was 1 per command: `Reply::Status("OK".into())` allocated a String.
     assert!(per_set < 0.05, "SET: {per_set} allocations per request");

@@ -144,7 +144,7 @@ mod tests {
 
     fn dump(s: &mut Server, key: &str) -> Vec<u8> {
         match s.cmd(&["DUMP", key]) {
-            Reply::Bulk(b) => b,
+            Reply::Bulk(b) => b.into_vec(),
             other => panic!("{other:?}"),
         }
     }

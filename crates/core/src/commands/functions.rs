@@ -257,7 +257,7 @@ fn function_kill(_: &mut Server, _: &Args) -> CmdResult {
 
 fn function_dump(s: &mut Server, _: &Args) -> CmdResult {
     let compress = crate::rdb::Options::of(&s.config).compress;
-    Ok(Reply::Bulk(engine(s)?.functions.dump(compress)))
+    Ok(Reply::bulk_vec(engine(s)?.functions.dump(compress)))
 }
 
 fn function_restore(s: &mut Server, a: &Args) -> CmdResult {
@@ -399,9 +399,10 @@ mod tests {
     fn dump_restore_flush_stats() {
         let mut s = Server::new();
         s.cmd(&["FUNCTION", "LOAD", LIB]);
-        let Reply::Bulk(payload) = s.cmd(&["FUNCTION", "DUMP"]) else {
+        let Reply::Bulk(payload_bytes) = s.cmd(&["FUNCTION", "DUMP"]) else {
             panic!()
         };
+        let payload = payload_bytes.into_vec();
         assert_eq!(s.cmd(&["FUNCTION", "FLUSH", "ASYNC"]), Reply::ok());
         let restore = |s: &mut Server, policy: &[&str]| {
             let mut argv = vec![b"FUNCTION".to_vec(), b"RESTORE".to_vec(), payload.clone()];

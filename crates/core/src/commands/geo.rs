@@ -273,7 +273,7 @@ mod tests {
         let Reply::Bulk(m) = s.cmd(&["GEODIST", "shops", "hoan-kiem", "quan-1"]) else {
             panic!()
         };
-        let m: f64 = String::from_utf8(m).unwrap().parse().unwrap();
+        let m: f64 = String::from_utf8(m.into_vec()).unwrap().parse().unwrap();
         assert!((m - 1_143_827.0).abs() < 1.0, "{m}");
         assert_eq!(
             s.cmd(&["GEODIST", "shops", "hoan-kiem", "quan-1", "parsec"]),

@@ -438,7 +438,7 @@ fn generic(s: &mut Server, a: &Args, src: usize, mode: Mode) -> CmdResult {
             let items = points
                 .iter()
                 .map(|p| {
-                    let member = Reply::Bulk(std::mem::take(&mut members[p.member]));
+                    let member = Reply::bulk_vec(std::mem::take(&mut members[p.member]));
                     if options == 0 {
                         return member;
                     }

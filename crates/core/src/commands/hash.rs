@@ -375,7 +375,7 @@ fn expired_then_recreate(s: &mut Server, key: &[u8]) {
 pub fn hget(s: &mut Server, a: &Args) -> CmdResult {
     let now = now();
     Ok(match field_value(s, a.bytes(1), a.bytes(2), now)? {
-        Some(v) => Reply::Bulk(v),
+        Some(v) => Reply::bulk_vec(v),
         None => Reply::Nil,
     })
 }
@@ -651,11 +651,11 @@ fn hrandfield_count(s: &mut Server, key: &[u8], count: i64, with_values: bool) -
             Reply::Pairs(
                 pairs
                     .into_iter()
-                    .map(|(f, v)| (Reply::Bulk(f), Reply::Bulk(v)))
+                    .map(|(f, v)| (Reply::bulk_vec(f), Reply::bulk_vec(v)))
                     .collect(),
             )
         } else {
-            Reply::Array(pairs.into_iter().map(|(f, _)| Reply::Bulk(f)).collect())
+            Reply::Array(pairs.into_iter().map(|(f, _)| Reply::bulk_vec(f)).collect())
         }
     };
     let wanted = count.unsigned_abs() as usize;
@@ -960,7 +960,7 @@ pub fn hgetdel(s: &mut Server, a: &Args) -> CmdResult {
                 let v = v.to_vec();
                 hash.remove(a.bytes(j));
                 changed = true;
-                Reply::Bulk(v)
+                Reply::bulk_vec(v)
             }
             Lookup::Missing => Reply::Nil,
             Lookup::Expired => {

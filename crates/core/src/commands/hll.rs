@@ -459,9 +459,10 @@ mod tests {
             Reply::error("ERR Unknown PFDEBUG subcommand 'Nope'")
         );
         // A sparse sketch with one ZERO opcode too many.
-        let Reply::Bulk(mut bytes) = s.cmd(&["GET", "h"]) else {
+        let Reply::Bulk(bytes) = s.cmd(&["GET", "h"]) else {
             panic!()
         };
+        let mut bytes = bytes.into_vec();
         bytes.push(0);
         s.run(&[b"SET".to_vec(), b"bad".to_vec(), bytes]);
         assert_eq!(s.cmd(&["PFCOUNT", "bad"]), Reply::error(CORRUPT));

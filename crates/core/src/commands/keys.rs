@@ -240,7 +240,7 @@ fn swapdb(s: &mut Server, a: &Args) -> CmdResult {
 
 fn randomkey(s: &mut Server, _: &Args) -> CmdResult {
     Ok(match s.keyspace.random_key(&mut s.rng) {
-        Some(key) => Reply::Bulk(key),
+        Some(key) => Reply::bulk_vec(key),
         None => Reply::Nil,
     })
 }

@@ -236,7 +236,7 @@ pub(super) fn lcs(s: &mut Server, a: &Args) -> CmdResult {
     }
     let (text, ranges) = table.walk(&x, &y, o.min_match_len);
     if !o.idx {
-        return Ok(Reply::Bulk(text));
+        return Ok(Reply::bulk_vec(text));
     }
     let pair = |from: usize, to: usize| {
         Reply::Array(vec![Reply::Integer(from as i64), Reply::Integer(to as i64)])

@@ -395,7 +395,7 @@ fn pop_generic(s: &mut Server, a: &Args, end: End) -> CmdResult {
     match count {
         Some(0) => Ok(Reply::Array(Vec::new())),
         Some(n) => Ok(pop_range(s, key, end, n as usize)),
-        None => Ok(Reply::Bulk(pop_one(s, key, end))),
+        None => Ok(Reply::bulk_vec(pop_one(s, key, end))),
     }
 }
 
@@ -680,5 +680,5 @@ pub(super) fn lmove_generic(
     let popped = list_mut(s, src).pop(from).expect("the source is not empty");
     push_moved(s, dst, &popped, to);
     after_removal(s, src, pop_event(from));
-    Ok(Reply::Bulk(popped.value))
+    Ok(Reply::bulk_vec(popped.value))
 }

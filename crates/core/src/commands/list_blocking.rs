@@ -135,7 +135,7 @@ fn blocking_pop(
             Some(l) if !l.is_empty() => {
                 let popped = match count {
                     Some(n) => pop_range(s, key, end, n),
-                    None => Reply::Bulk(pop_one(s, key, end)),
+                    None => Reply::bulk_vec(pop_one(s, key, end)),
                 };
                 return Ok(Reply::Array(vec![Reply::bulk(key), popped]));
             }
@@ -188,7 +188,7 @@ mod tests {
         );
         let info = match s.cmd(&["INFO", "commandstats"]) {
             Reply::Verbatim(text) => text,
-            Reply::Bulk(bytes) => String::from_utf8(bytes).unwrap(),
+            Reply::Bulk(bytes) => String::from_utf8(bytes.into_vec()).unwrap(),
             other => panic!("INFO answered {other:?}"),
         };
         assert!(info.contains("cmdstat_blpop:calls=1,"), "{info}");

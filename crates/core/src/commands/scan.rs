@@ -182,7 +182,7 @@ fn parse_options<'a>(a: &Args<'a>, first: usize, target: Target) -> Result<Optio
 fn reply(cursor: u64, elements: Vec<Vec<u8>>) -> Reply {
     Reply::Array(vec![
         Reply::bulk(cursor.to_string()),
-        Reply::Array(elements.into_iter().map(Reply::Bulk).collect()),
+        Reply::Array(elements.into_iter().map(Reply::bulk_vec).collect()),
     ])
 }
 
@@ -451,11 +451,11 @@ mod tests {
         let items = items
             .iter()
             .map(|i| match i {
-                Reply::Bulk(b) => b.clone(),
+                Reply::Bulk(b) => b.to_vec(),
                 other => panic!("{other:?}"),
             })
             .collect();
-        (c.clone(), items)
+        (c.to_vec(), items)
     }
 
     #[test]

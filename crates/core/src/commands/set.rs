@@ -212,7 +212,7 @@ fn touched(s: &mut Server, key: &[u8]) {
 }
 
 fn bulks(members: Vec<Vec<u8>>) -> Vec<Reply> {
-    members.into_iter().map(Reply::Bulk).collect()
+    members.into_iter().map(Reply::bulk_vec).collect()
 }
 
 pub fn sadd(s: &mut Server, a: &Args) -> CmdResult {
@@ -371,7 +371,7 @@ pub fn spop(s: &mut Server, a: &Args) -> CmdResult {
         s.keyspace.remove(key);
         s.notify_here(notify::GENERIC, "del", key);
     }
-    Ok(Reply::Bulk(member))
+    Ok(Reply::bulk_vec(member))
 }
 
 /// `spopWithCountCommand`.
@@ -457,7 +457,7 @@ pub fn srandmember(s: &mut Server, a: &Args) -> CmdResult {
     let Server { keyspace, rng, .. } = s;
     match keyspace.get_mut(a.bytes(1)) {
         None => Ok(Reply::Nil),
-        Some(Value::Set(set)) => Ok(set.random_member(rng).map_or(Reply::Nil, Reply::Bulk)),
+        Some(Value::Set(set)) => Ok(set.random_member(rng).map_or(Reply::Nil, Reply::bulk_vec)),
         Some(_) => Err(wrongtype()),
     }
 }

@@ -416,7 +416,7 @@ fn sort_generic(s: &mut Server, c: &mut Client, a: &Args, readonly: bool) -> Cmd
             }
             for pattern in &o.gets {
                 out.push(match lookup_by_pattern(s, pattern, &it.obj) {
-                    Some(v) => Reply::Bulk(v),
+                    Some(v) => Reply::bulk_vec(v),
                     None => Reply::Nil,
                 });
             }

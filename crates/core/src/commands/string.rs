@@ -630,7 +630,7 @@ mod tests {
             panic!()
         };
         assert_eq!(d.len(), 16);
-        let d = String::from_utf8(d).unwrap();
+        let d = String::from_utf8(d.into_vec()).unwrap();
         assert_eq!(s.cmd(&["SET", "doc", "new", "IFDEQ", &d]), Reply::ok());
         assert_eq!(
             s.cmd(&["SET", "doc", "n", "IFDEQ", "abc"]),

@@ -752,11 +752,11 @@ pub(super) fn range_reply(items: Vec<(Vec<u8>, f64)>, with_scores: bool) -> Repl
         Reply::Pairs(
             items
                 .into_iter()
-                .map(|(m, score)| (Reply::Bulk(m), Reply::double(score)))
+                .map(|(m, score)| (Reply::bulk_vec(m), Reply::double(score)))
                 .collect(),
         )
     } else {
-        Reply::Array(items.into_iter().map(|(m, _)| Reply::Bulk(m)).collect())
+        Reply::Array(items.into_iter().map(|(m, _)| Reply::bulk_vec(m)).collect())
     }
 }
 
@@ -817,7 +817,7 @@ fn pop_command(s: &mut Server, a: &Args, max: bool) -> CmdResult {
         None => Reply::Array(
             popped
                 .into_iter()
-                .flat_map(|(m, score)| [Reply::Bulk(m), Reply::double(score)])
+                .flat_map(|(m, score)| [Reply::bulk_vec(m), Reply::double(score)])
                 .collect(),
         ),
         Some(_) => range_reply(popped, true),
@@ -870,7 +870,7 @@ fn blocking_pop(s: &mut Server, a: &Args, max: bool) -> CmdResult {
     if let Some(key) = first_nonempty(s, &keys)? {
         let mut reply = vec![Reply::bulk(&key)];
         for (m, score) in pop_pairs(s, &key, 1, max) {
-            reply.push(Reply::Bulk(m));
+            reply.push(Reply::bulk_vec(m));
             reply.push(Reply::double(score));
         }
         return Ok(Reply::Array(reply));
@@ -969,9 +969,12 @@ fn mpop_generic(s: &mut Server, a: &Args, numkeys_at: usize, blocking: bool) -> 
         let popped = pop_pairs(s, &key, count, max);
         let pairs = popped
             .into_iter()
-            .map(|(m, score)| Reply::Array(vec![Reply::Bulk(m), Reply::double(score)]))
+            .map(|(m, score)| Reply::Array(vec![Reply::bulk_vec(m), Reply::double(score)]))
             .collect();
-        return Ok(Reply::Array(vec![Reply::Bulk(key), Reply::Array(pairs)]));
+        return Ok(Reply::Array(vec![
+            Reply::bulk_vec(key),
+            Reply::Array(pairs),
+        ]));
     }
     if let Some(timeout) = timeout {
         s.block_for(keys, timeout, Some("zset"));

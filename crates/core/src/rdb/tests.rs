@@ -10,7 +10,7 @@ use crate::{Reply, Server};
 
 fn dump(s: &mut Server, key: &str) -> Vec<u8> {
     match s.cmd(&["DUMP", key]) {
-        Reply::Bulk(b) => b,
+        Reply::Bulk(b) => b.into_vec(),
         other => panic!("DUMP {key}: {other:?}"),
     }
 }

@@ -201,7 +201,7 @@ fn to_reply(value: &Value, resp3: bool, depth: usize, tally: &mut Tally) -> Repl
         return e;
     }
     match value {
-        Value::String(s) => Reply::Bulk(s.as_bytes().to_vec()),
+        Value::String(s) => Reply::bulk_vec(s.as_bytes().to_vec()),
         Value::Boolean(b) if resp3 => Reply::Bool(*b),
         Value::Boolean(true) => Reply::Integer(1),
         Value::Integer(n) => Reply::Integer(*n),

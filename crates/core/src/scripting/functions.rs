@@ -345,7 +345,10 @@ impl Functions {
                 (Reply::bulk("functions"), Reply::Array(functions)),
             ];
             if with_code {
-                fields.push((Reply::bulk("library_code"), Reply::Bulk(lib.code.clone())));
+                fields.push((
+                    Reply::bulk("library_code"),
+                    Reply::bulk_vec(lib.code.clone()),
+                ));
             }
             out.push(Reply::Map(fields));
         }

@@ -26,6 +26,9 @@ impl Protocol {
 
 use std::borrow::Cow;
 
+mod bulk;
+pub use bulk::{BulkBytes, INLINE_BULK};
+
 /// One reply, by shape.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reply {
@@ -36,8 +39,8 @@ pub enum Reply {
     Error(String),
     /// `:<n>`
     Integer(i64),
-    /// `$<len>` bulk string.
-    Bulk(Vec<u8>),
+    /// `$<len>` bulk string (short bytes kept inside the reply, see [`BulkBytes`]).
+    Bulk(BulkBytes),
     /// A null where a string was expected: `$-1` in RESP2, `_` in RESP3.
     Nil,
     /// `*<n>` array of replies.
@@ -176,11 +179,11 @@ impl Members {
                 members
                     .into_iter()
                     .zip(&self.scores)
-                    .map(|(m, &s)| (Reply::Bulk(m), Reply::Double(s)))
+                    .map(|(m, &s)| (Reply::bulk_vec(m), Reply::Double(s)))
                     .collect(),
             )
         } else {
-            Reply::Array(members.into_iter().map(Reply::Bulk).collect())
+            Reply::Array(members.into_iter().map(Reply::bulk_vec).collect())
         }
     }
 }
@@ -191,8 +194,14 @@ impl Reply {
         Reply::Status(Cow::Borrowed("OK"))
     }
 
+    /// A bulk string copied from `bytes` (no allocation when short).
     pub fn bulk(bytes: impl AsRef<[u8]>) -> Reply {
-        Reply::Bulk(bytes.as_ref().to_vec())
+        Reply::Bulk(BulkBytes::copied(bytes.as_ref()))
+    }
+
+    /// A bulk string of a vector a command already built (kept, not copied).
+    pub fn bulk_vec(bytes: Vec<u8>) -> Reply {
+        Reply::Bulk(BulkBytes::from(bytes))
     }
 
     /// An error reply; `text` is the whole line after `-`, e.g. `ERR syntax error`.
