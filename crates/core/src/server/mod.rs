@@ -20,6 +20,7 @@
 //! costs nothing per command).
 
 pub mod client;
+mod client_map;
 pub mod clock;
 pub mod config;
 pub mod docs;
@@ -29,7 +30,6 @@ pub mod pubsub;
 pub mod stats;
 pub mod table;
 
-use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
@@ -42,6 +42,7 @@ use crate::lru::{Clock, Policy};
 use crate::reply::{errors, Reply};
 use crate::watch::Incoming;
 pub use client::{Client, ClientId, ClientKind, ConnectInfo};
+use client_map::ClientMap;
 use table::{flags, CommandSpec, Found, Handler};
 
 /// The Redis release whose replies the core reproduces (INFO, HELLO, Lua's
@@ -80,38 +81,6 @@ pub enum Outcome {
     Blocked(Blocked),
     /// QUIT (or CLIENT KILL of itself): write what is pending, then close.
     Close,
-}
-
-type ClientMap = HashMap<ClientId, Box<Client>, BuildIdHasher>;
-
-/// Client ids are the server's own sequence numbers, not input an attacker
-/// chooses: one multiply spreads them over the table (SipHash cost more than
-/// the rest of the client lookup each command makes).
-#[derive(Clone, Copy, Default)]
-pub(crate) struct BuildIdHasher;
-
-pub(crate) struct IdHasher(u64);
-
-impl std::hash::BuildHasher for BuildIdHasher {
-    type Hasher = IdHasher;
-    fn build_hasher(&self) -> IdHasher {
-        IdHasher(0)
-    }
-}
-
-impl std::hash::Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        // Fibonacci hashing: the high bits (hashbrown's tags) vary too.
-        self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) ^ b as u64;
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 ^= n;
-    }
 }
 
 /// The core's server state.
@@ -269,23 +238,23 @@ impl Server {
 
     /// The client is gone: its subscriptions, WATCHes and MULTI state with it.
     pub fn disconnect(&mut self, id: ClientId) {
-        if let Some(mut client) = self.clients.remove(&id) {
+        if let Some(mut client) = self.clients.remove(id) {
             multi::unwatch_all(self, &mut client);
             self.pubsub.forget(&client);
         }
     }
 
     pub fn client(&self, id: ClientId) -> Option<&Client> {
-        self.clients.get(&id).map(|c| &**c)
+        self.clients.get(id)
     }
 
     pub fn client_mut(&mut self, id: ClientId) -> Option<&mut Client> {
-        self.clients.get_mut(&id).map(|c| &mut **c)
+        self.clients.get_mut(id)
     }
 
     /// Every client but the one running a command, for CLIENT LIST and friends.
     pub(crate) fn other_clients(&self) -> impl Iterator<Item = &Client> {
-        self.clients.values().map(|c| &**c)
+        self.clients.values()
     }
 
     /// Number of connected clients (the in-process default client not counted).
@@ -298,7 +267,7 @@ impl Server {
 
     /// Queues `frame` for client `id` (not the one running a command).
     pub(crate) fn push_to(&mut self, id: ClientId, frame: &Reply) -> bool {
-        let Some(client) = self.clients.get_mut(&id) else {
+        let Some(client) = self.clients.get_mut(id) else {
             return false;
         };
         client.push(frame);
@@ -464,17 +433,29 @@ impl Server {
     /// at once for an in-process client; a transport's client is told to block
     /// by [`Server::call_into`].
     pub fn call(&mut self, id: ClientId, argv: &[Vec<u8>]) -> Reply {
-        let Some(mut client) = self.clients.remove(&id) else {
-            return Reply::error("ERR no such client");
-        };
+        self.call_then(id, argv, |_, _, reply| reply)
+            .unwrap_or_else(|| Reply::error("ERR no such client"))
+    }
+
+    /// [`Server::call`], then `then` with the reply and the client, before the
+    /// client goes back into the table (one lookup to take it out, one to put
+    /// it back). None if there is no client `id`.
+    fn call_then<R>(
+        &mut self,
+        id: ClientId,
+        argv: &[Vec<u8>],
+        then: impl FnOnce(&mut Server, &mut Client, Reply) -> R,
+    ) -> Option<R> {
+        let mut client = self.clients.take(id)?;
         self.pending_block = None;
         self.running_client = id;
         let reply = self.process_command(&mut client, argv);
         for frame in std::mem::take(&mut self.self_pushes) {
             frame.encode(&mut client.deferred, client.protocol);
         }
-        self.clients.insert(id, client);
-        reply
+        let result = then(self, &mut client, reply);
+        self.clients.put_back(id, client);
+        Some(result)
     }
 
     /// Before a transport runs a pipelined batch of `id`'s requests: the
@@ -484,7 +465,7 @@ impl Server {
     /// real, no statistics move, and a request that turns out to be something
     /// else (a SELECT before it, a container command) costs a few lookups.
     pub fn prefetch_keys<'a>(&self, id: ClientId, requests: impl Iterator<Item = &'a [Vec<u8>]>) {
-        let Some(client) = self.clients.get(&id) else {
+        let Some(client) = self.clients.get(id) else {
             return;
         };
         let Some(ks) = self.dbs.get(client.db).map(|_| self.db(client.db)) else {
@@ -513,11 +494,16 @@ impl Server {
     /// client's protocol (unless CLIENT REPLY turned replies off), and the outcome
     /// says whether the client must block or close.
     pub fn call_into(&mut self, id: ClientId, argv: &[Vec<u8>], out: &mut Vec<u8>) -> Outcome {
-        let reply = self.call(id, argv);
+        self.call_then(id, argv, |server, client, reply| {
+            server.reply_into(client, reply, out)
+        })
+        .unwrap_or(Outcome::Close)
+    }
+
+    /// The end of [`Server::call_into`]: what the client is told, and its
+    /// reply and queued frames written into `out`.
+    fn reply_into(&mut self, client: &mut Client, reply: Reply, out: &mut Vec<u8>) -> Outcome {
         let blocked = self.pending_block.take();
-        let Some(client) = self.clients.get_mut(&id) else {
-            return Outcome::Close;
-        };
         client.blocked = blocked.is_some();
         if let Some(blocked) = blocked {
             return Outcome::Blocked(blocked);
@@ -554,7 +540,7 @@ impl Server {
     ) {
         // A connection the transport has not registered yet (it connected
         // during the script) can only be told to wait.
-        if !self.clients.contains_key(&id) {
+        if !self.clients.contains(id) {
             Reply::error(busy_error).encode(out, crate::reply::Protocol::Resp2);
             return;
         }
@@ -573,7 +559,7 @@ impl Server {
 
     /// A connected client's protocol.
     pub(crate) fn client_protocol(&self, id: ClientId) -> Option<crate::reply::Protocol> {
-        self.clients.get(&id).map(|c| c.protocol)
+        self.clients.get(id).map(|c| c.protocol)
     }
 
     /// Convenience for tests and in-process use: string arguments, on the
@@ -839,7 +825,7 @@ impl Server {
     /// command is counted now, once (`updateStatsOnUnblock`).
     /// (Also after CLIENT UNBLOCK.)
     pub fn blocked_timed_out(&mut self, id: ClientId) {
-        let Some(client) = self.clients.get_mut(&id) else {
+        let Some(client) = self.clients.get_mut(id) else {
             return;
         };
         client.blocked = false;
@@ -1165,10 +1151,10 @@ mod tests {
         let long_ago = clock::now().minus_secs(30);
         let requests: [&[&str]; 5] = [&["PING"], &["NOPE"], &["GET"], &["MULTI"], &["GET", "k"]];
         for argv in requests {
-            s.clients.get_mut(&id).unwrap().last_interaction = long_ago;
+            s.clients.get_mut(id).unwrap().last_interaction = long_ago;
             let owned: Vec<Vec<u8>> = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
             s.call(id, &owned);
-            let idle = s.clients[&id].last_interaction.elapsed_secs();
+            let idle = s.clients.get(id).unwrap().last_interaction.elapsed_secs();
             assert!(idle < 10, "{argv:?} left idle for {idle} s");
         }
     }
