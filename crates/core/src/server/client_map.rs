@@ -13,14 +13,41 @@
 use std::collections::HashMap;
 
 use super::client::{Client, ClientId};
-use super::mul_hash::BuildMulHasher;
+
+/// Client ids are the server's own sequence numbers, not input an attacker
+/// chooses: one multiply spreads them over the table (SipHash cost more than
+/// the rest of the client lookup each command makes).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct BuildIdHasher;
+
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::BuildHasher for BuildIdHasher {
+    type Hasher = IdHasher;
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(0)
+    }
+}
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        // Fibonacci hashing: the high bits (hashbrown's tags) vary too.
+        self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) ^ b as u64;
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 ^= n;
+    }
+}
 
 /// Connected clients; a slot is empty while its client's command runs.
 #[derive(Default)]
 pub(crate) struct ClientMap {
-    /// Client ids are the server's own sequence numbers, not input an
-    /// attacker chooses: one multiply spreads them over the table.
-    slots: HashMap<ClientId, Option<Box<Client>>, BuildMulHasher>,
+    slots: HashMap<ClientId, Option<Box<Client>>, BuildIdHasher>,
     /// Slots whose client is taken out (a command, and the commands of other
     /// clients a busy script lets in).
     taken: usize,

@@ -24,7 +24,6 @@ mod client_map;
 pub mod clock;
 pub mod config;
 pub mod docs;
-mod mul_hash;
 pub mod multi;
 pub mod notify;
 pub mod pubsub;
