@@ -1,9 +1,10 @@
 //! The fixed cost of the command path in process: `Server::call_into` (lookup,
 //! checks, `call()`'s bookkeeping, the handler, the RESP encoding) for SET, GET
 //! and INCR on a small keyspace, SETBIT on one 16 KiB string and PFCOUNT of one
-//! dense HyperLogLog (its cached count), as a transport's connection client runs them.
+//! dense HyperLogLog (its cached count), ZSCORE on a 1,000-member sorted set, as a
+//! transport's connection client runs them.
 //!
-//! `cargo run --release -p redislab-core --example call_cost [-- N [SET|GET|INCR|SETBIT|PFCOUNT]]`
+//! `cargo run --release -p redislab-core --example call_cost [-- N [SET|GET|INCR|SETBIT|PFCOUNT|ZSCORE]]`
 //!
 //! Prints ns per command (the thread's CPU time, not the wall clock, so that
 //! the other processes of a shared machine disturb it less; best of 15 passes
@@ -70,6 +71,25 @@ fn main() {
         ];
         s.call_into(id, &add, &mut setup);
     }
+    // ZSCORE over the members of one 1,000-member sorted set (a skiplist).
+    let zscore: Vec<Vec<Vec<u8>>> = (0..KEYS)
+        .map(|i| {
+            vec![
+                b"ZSCORE".to_vec(),
+                b"z:s".to_vec(),
+                format!("m{i:07}").into_bytes(),
+            ]
+        })
+        .collect();
+    for i in 0..KEYS {
+        let add = vec![
+            b"ZADD".to_vec(),
+            b"z:s".to_vec(),
+            (i * 7 % 1000).to_string().into_bytes(),
+            format!("m{i:07}").into_bytes(),
+        ];
+        s.call_into(id, &add, &mut setup);
+    }
     let only = std::env::args().nth(2);
     let tests: Vec<(&str, &Vec<Vec<Vec<u8>>>)> = [
         ("SET", &set),
@@ -77,6 +97,7 @@ fn main() {
         ("INCR", &incr),
         ("SETBIT", &setbit),
         ("PFCOUNT", &pfcount),
+        ("ZSCORE", &zscore),
     ]
     .into_iter()
     .filter(|(name, _)| only.as_deref().is_none_or(|o| o.eq_ignore_ascii_case(name)))

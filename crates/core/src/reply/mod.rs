@@ -332,12 +332,30 @@ fn line(out: &mut Vec<u8>, kind: u8, text: &[u8]) {
 }
 
 fn bulk(out: &mut Vec<u8>, bytes: &[u8]) {
-    let mut buf = [0u8; HEADER_MAX];
-    let head = header_bytes(&mut buf, b'$', bytes.len() as i64);
-    // One capacity check for the header, the bytes and the CRLF, asking for
-    // exactly what they take (a buffer sized for a reply does not grow).
-    out.reserve(head.len() + bytes.len() + 2);
-    out.extend_from_slice(head);
+    let len = bytes.len();
+    // The header of a bulk shorter than 100 bytes (members, scores, most
+    // values) is a fixed-size store, not digits written into a buffer and
+    // copied (Redis keeps ready-made headers below 32 bytes, `shared.bulkhdr`).
+    if len < 10 {
+        out.reserve(4 + len + 2);
+        out.extend_from_slice(&[b'$', b'0' + len as u8, b'\r', b'\n']);
+    } else if len < 100 {
+        out.reserve(5 + len + 2);
+        out.extend_from_slice(&[
+            b'$',
+            b'0' + (len / 10) as u8,
+            b'0' + (len % 10) as u8,
+            b'\r',
+            b'\n',
+        ]);
+    } else {
+        let mut buf = [0u8; HEADER_MAX];
+        let head = header_bytes(&mut buf, b'$', len as i64);
+        // One capacity check for the header, the bytes and the CRLF, asking for
+        // exactly what they take (a buffer sized for a reply does not grow).
+        out.reserve(head.len() + len + 2);
+        out.extend_from_slice(head);
+    }
     out.extend_from_slice(bytes);
     out.extend_from_slice(b"\r\n");
 }
@@ -408,6 +426,25 @@ mod tests {
         let mut out = Vec::new();
         bulk(&mut out, b"member");
         assert_eq!(out, b"$6\r\nmember\r\n");
+    }
+
+    /// A bulk's header is its decimal length on both sides of the one- and
+    /// two-digit shortcuts.
+    #[test]
+    fn bulk_headers_read_as_the_length() {
+        for len in [0, 1, 9, 10, 11, 42, 99, 100, 101, 999, 1000, 65536] {
+            let bytes = vec![b'x'; len];
+            let mut out = b"before".to_vec();
+            bulk(&mut out, &bytes);
+            let want = [
+                &b"before"[..],
+                format!("${len}\r\n").as_bytes(),
+                &bytes,
+                b"\r\n",
+            ]
+            .concat();
+            assert_eq!(out, want, "length {len}");
+        }
     }
 
     #[test]
