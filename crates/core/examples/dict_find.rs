@@ -1,5 +1,5 @@
 //! Times the lookups every command makes in a dict (the keyspace's
-//! `find_entry_hashed`/`peek_entry`, a miss, a zset dict's `peek_by`), and
+//! `find_entry_hashed`/`peek_entry`, a miss), and
 //! the record reads of both zset layouts (the B+tree layout's member table,
 //! the skiplist's rank descent), so a change to `dict.rs` or the zset page
 //! arena can be checked before/after on the same machine.
@@ -78,18 +78,7 @@ fn main() {
     });
     time("Dict::get (miss)", &misses, |k| *d.get(k).unwrap_or(&1));
 
-    // A zset-style dict: the key is an index into storage held elsewhere.
     let members: Vec<Vec<u8>> = (0..n).map(key).collect();
-    let mut z: Dict<(), u32> = Dict::new();
-    for (i, m) in members.iter().enumerate() {
-        z.insert_absent_by(z.hash_of(m), i as u32, ());
-    }
-    time("Dict::lookup_by (held elsewhere)", &hits, |k| {
-        let h = z.hash_of(k);
-        z.lookup_by(h, |&i| members[i as usize] == k)
-            .map_or(0, |at| *z.entry_at(at).0 as usize)
-    });
-
     let mut b = Btree::new();
     for (i, m) in members.iter().enumerate() {
         b.insert_both(i as f64, m);
