@@ -52,6 +52,10 @@ pub fn format_double(v: f64) -> String {
 #[derive(Clone, Copy)]
 pub struct DoubleText {
     buf: [u8; DoubleText::CAPACITY],
+    /// The text is `buf[start..start + len]`: an integer is written right to
+    /// left, ending at the end of the buffer (no copy to its front); the
+    /// other forms are pushed from the front.
+    start: u8,
     len: u8,
 }
 
@@ -64,6 +68,7 @@ impl DoubleText {
     pub fn new(v: f64) -> DoubleText {
         let mut t = DoubleText {
             buf: [0; DoubleText::CAPACITY],
+            start: 0,
             len: 0,
         };
         if v.is_nan() {
@@ -82,7 +87,8 @@ impl DoubleText {
     }
 
     pub fn as_bytes(&self) -> &[u8] {
-        &self.buf[..self.len as usize]
+        let start = usize::from(self.start);
+        &self.buf[start..start + usize::from(self.len)]
     }
 
     fn push(&mut self, bytes: &[u8]) {
@@ -103,12 +109,17 @@ impl DoubleText {
     }
 
     /// `ll2string` (at most 20 bytes).
+    /// `ll2string` into an empty text: the digits end at the end of the
+    /// buffer, the sign before them.
     fn push_i64(&mut self, n: i64) {
+        debug_assert_eq!(self.len, 0);
+        let mut at = super::integers::digits_back(n.unsigned_abs(), &mut self.buf);
         if n < 0 {
-            self.push_byte(b'-');
+            at -= 1;
+            self.buf[at] = b'-';
         }
-        let mut digits = [0u8; 20];
-        self.push(super::integers::abs_digits(n, &mut digits));
+        self.start = at as u8;
+        self.len = (DoubleText::CAPACITY - at) as u8;
     }
 
     /// `fpconv_dtoa` of a finite, non-zero double.
@@ -516,6 +527,7 @@ pub fn dtoa(d: f64) -> String {
     let bits = d.to_bits();
     let mut t = DoubleText {
         buf: [0; DoubleText::CAPACITY],
+        start: 0,
         len: 0,
     };
     // filter_special

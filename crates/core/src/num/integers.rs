@@ -19,19 +19,40 @@ pub fn abs_digits(v: i64, buf: &mut [u8; 20]) -> &[u8] {
     &buf[at..]
 }
 
+/// "00" to "99": the two digits of every number below 100, so that digits
+/// are written two at a time (one division by 100 for two digits, as
+/// Redis's `ull2string` does with the same table).
+const DIGIT_PAIRS: [u8; 200] = {
+    let mut pairs = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        pairs[2 * i] = b'0' + (i / 10) as u8;
+        pairs[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    pairs
+};
+
 /// The decimal digits of `n` written so that they end at the end of `buf`
 /// (which must have room for them: 20 bytes always do); the index where
 /// they start.
 pub fn digits_back(mut n: u64, buf: &mut [u8]) -> usize {
     let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return at;
-        }
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
     }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    } else {
+        at -= 1;
+        buf[at] = b'0' + n as u8;
+    }
+    at
 }
 
 pub fn digits10(v: i64) -> usize {
@@ -101,6 +122,28 @@ mod tests {
             assert_eq!(
                 abs_digits(v, &mut buf),
                 want.trim_start_matches('-').as_bytes()
+            );
+        }
+    }
+
+    /// Two digits at a time give the printed number at every length, odd
+    /// and even, around every power of ten, up to `u64::MAX`.
+    #[test]
+    fn digits_back_writes_the_printed_number() {
+        let mut cases: Vec<u64> = (0..=1_000).collect();
+        let mut p = 10u64;
+        while let Some(next) = p.checked_mul(10) {
+            cases.extend([p - 1, p, p + 1, 7 * p + 3]);
+            p = next;
+        }
+        cases.extend([p - 1, p, u64::MAX]);
+        for n in cases {
+            let mut buf = [b'x'; 24];
+            let at = digits_back(n, &mut buf);
+            assert_eq!(&buf[at..], n.to_string().as_bytes(), "{n}");
+            assert!(
+                buf[..at].iter().all(|&b| b == b'x'),
+                "{n}: wrote before its digits"
             );
         }
     }
