@@ -63,18 +63,42 @@ impl From<&[u8]> for InlineBytes {
     }
 }
 
-impl std::ops::Deref for InlineBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        self.as_bytes()
-    }
-}
+/// For a type of bytes kept inline or on the heap that has `as_bytes()`
+/// ([`InlineBytes`], `reply::BulkBytes`): it reads as a `&[u8]`, equality is
+/// that of the bytes wherever they are kept, and it prints as text.
+macro_rules! reads_as_bytes {
+    ($t:ty) => {
+        impl std::ops::Deref for $t {
+            type Target = [u8];
+            fn deref(&self) -> &[u8] {
+                self.as_bytes()
+            }
+        }
 
-impl AsRef<[u8]> for InlineBytes {
-    fn as_ref(&self) -> &[u8] {
-        self.as_bytes()
-    }
+        impl AsRef<[u8]> for $t {
+            fn as_ref(&self) -> &[u8] {
+                self.as_bytes()
+            }
+        }
+
+        impl PartialEq for $t {
+            fn eq(&self, other: &$t) -> bool {
+                self.as_bytes() == other.as_bytes()
+            }
+        }
+
+        impl Eq for $t {}
+
+        impl std::fmt::Debug for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "{:?}", String::from_utf8_lossy(self.as_bytes()))
+            }
+        }
+    };
 }
+pub(crate) use reads_as_bytes;
+
+reads_as_bytes!(InlineBytes);
 
 impl std::borrow::Borrow<[u8]> for InlineBytes {
     fn borrow(&self) -> &[u8] {
@@ -82,23 +106,9 @@ impl std::borrow::Borrow<[u8]> for InlineBytes {
     }
 }
 
-impl PartialEq for InlineBytes {
-    fn eq(&self, other: &InlineBytes) -> bool {
-        self.as_bytes() == other.as_bytes()
-    }
-}
-
-impl Eq for InlineBytes {}
-
 impl std::hash::Hash for InlineBytes {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.as_bytes().hash(state);
-    }
-}
-
-impl std::fmt::Debug for InlineBytes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}", String::from_utf8_lossy(self.as_bytes()))
     }
 }
 

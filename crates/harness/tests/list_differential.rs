@@ -86,7 +86,7 @@ impl Pair {
         self.compared += 1;
         match &reply {
             Reply::Error(e) => *self.errors.entry(e.clone()).or_default() += 1,
-            Reply::Bulk(b) if b == b"quicklist" => self.quicklists += 1,
+            Reply::Bulk(b) if b.as_bytes() == b"quicklist" => self.quicklists += 1,
             _ => {}
         }
         if got != expected {

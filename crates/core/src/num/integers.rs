@@ -11,14 +11,6 @@ pub fn format_i64(v: i64) -> String {
     v.to_string()
 }
 
-/// `sdigits10`: the length of `ll2string(v)`, without printing it.
-/// The decimal digits of `|v|` written at the end of `buf`, without a sign
-/// (`ll2string` without allocating): the returned slice is the digits.
-pub fn abs_digits(v: i64, buf: &mut [u8; 20]) -> &[u8] {
-    let at = digits_back(v.unsigned_abs(), buf);
-    &buf[at..]
-}
-
 /// "00" to "99": the two digits of every number below 100, so that digits
 /// are written two at a time (one division by 100 for two digits, as
 /// Redis's `ull2string` does with the same table).
@@ -55,6 +47,7 @@ pub fn digits_back(mut n: u64, buf: &mut [u8]) -> usize {
     at
 }
 
+/// `sdigits10`: the length of `ll2string(v)`, without printing it.
 pub fn digits10(v: i64) -> usize {
     let sign = usize::from(v < 0);
     let mut n = v.unsigned_abs();
@@ -115,14 +108,12 @@ mod tests {
     }
 
     #[test]
-    fn abs_digits_are_the_printed_digits_without_the_sign() {
+    fn the_digits_of_an_i64_are_the_printed_digits_without_the_sign() {
         let mut buf = [0u8; 20];
         for v in [0, 7, -42, 1_000_000, i64::MAX, i64::MIN] {
             let want = format_i64(v);
-            assert_eq!(
-                abs_digits(v, &mut buf),
-                want.trim_start_matches('-').as_bytes()
-            );
+            let at = digits_back(v.unsigned_abs(), &mut buf);
+            assert_eq!(&buf[at..], want.trim_start_matches('-').as_bytes());
         }
     }
 

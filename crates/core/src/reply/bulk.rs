@@ -13,7 +13,8 @@
 /// Bytes that are kept inside the reply (longer ones are a vector).
 pub const INLINE_BULK: usize = 62;
 
-/// Equality is that of the bytes, wherever they are kept.
+/// Equality is that of the bytes, wherever they are kept
+/// (the `reads_as_bytes!` impls of `inline_bytes.rs`).
 #[derive(Clone)]
 pub enum BulkBytes {
     Inline { len: u8, bytes: [u8; INLINE_BULK] },
@@ -61,74 +62,7 @@ impl From<Vec<u8>> for BulkBytes {
     }
 }
 
-impl From<&[u8]> for BulkBytes {
-    fn from(bytes: &[u8]) -> BulkBytes {
-        BulkBytes::copied(bytes)
-    }
-}
-
-impl From<BulkBytes> for Vec<u8> {
-    fn from(b: BulkBytes) -> Vec<u8> {
-        b.into_vec()
-    }
-}
-
-impl std::ops::Deref for BulkBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        self.as_bytes()
-    }
-}
-
-impl AsRef<[u8]> for BulkBytes {
-    fn as_ref(&self) -> &[u8] {
-        self.as_bytes()
-    }
-}
-
-impl PartialEq for BulkBytes {
-    fn eq(&self, other: &BulkBytes) -> bool {
-        self.as_bytes() == other.as_bytes()
-    }
-}
-
-impl Eq for BulkBytes {}
-
-impl PartialEq<[u8]> for BulkBytes {
-    fn eq(&self, other: &[u8]) -> bool {
-        self.as_bytes() == other
-    }
-}
-
-impl PartialEq<&[u8]> for BulkBytes {
-    fn eq(&self, other: &&[u8]) -> bool {
-        self.as_bytes() == *other
-    }
-}
-
-impl PartialEq<Vec<u8>> for BulkBytes {
-    fn eq(&self, other: &Vec<u8>) -> bool {
-        self.as_bytes() == other.as_slice()
-    }
-}
-
-impl<const N: usize> PartialEq<[u8; N]> for BulkBytes {
-    fn eq(&self, other: &[u8; N]) -> bool {
-        self.as_bytes() == other
-    }
-}
-
-impl<const N: usize> PartialEq<&[u8; N]> for BulkBytes {
-    fn eq(&self, other: &&[u8; N]) -> bool {
-        self.as_bytes() == *other
-    }
-}
-
-impl std::fmt::Debug for BulkBytes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}", String::from_utf8_lossy(self.as_bytes()))
-    }
-}
+crate::inline_bytes::reads_as_bytes!(BulkBytes);
 
 #[cfg(test)]
 mod tests {
