@@ -75,6 +75,7 @@
 use rand::RngCore;
 
 use crate::inline_bytes::InlineBytes;
+use crate::short_eq::same_bytes;
 
 /// The seed [`Dict::new`] uses. Redis draws its seed at random at start-up.
 pub const DEFAULT_SEED: [u8; 16] = *b"redislab-dict-v1";
@@ -1241,12 +1242,13 @@ impl<V> Dict<V, InlineBytes> {
 
     #[inline]
     fn lookup_hashed(&mut self, hash: u64, key: &[u8]) -> Option<Slot> {
-        self.lookup_by(hash, |k| k.as_bytes() == key).map(|at| at.0)
+        self.lookup_by(hash, |k| same_bytes(k.as_bytes(), key))
+            .map(|at| at.0)
     }
 
     #[inline]
     fn find(&self, hash: u64, key: &[u8]) -> Option<Slot> {
-        self.find_by(hash, |k| k.as_bytes() == key)
+        self.find_by(hash, |k| same_bytes(k.as_bytes(), key))
     }
 
     // ----- inserts and deletes -------------------------------------------------
@@ -1291,7 +1293,7 @@ impl<V> Dict<V, InlineBytes> {
     /// the growth check (which respects a paused auto-resize), then the search.
     pub fn add(&mut self, key: Vec<u8>, value: V) -> bool {
         let hash = self.hash_of(&key);
-        let is_key = matching(|k: &InlineBytes| k.as_bytes() == key.as_slice());
+        let is_key = matching(|k: &InlineBytes| same_bytes(k.as_bytes(), key.as_slice()));
         if self.tables.add_search(&mut self.slab, hash, is_key) {
             return false;
         }
@@ -1312,7 +1314,7 @@ impl<V> Dict<V, InlineBytes> {
     /// [`Dict::remove`] with the key's hash already computed by [`Dict::hash_of`].
     pub fn remove_hashed(&mut self, hash: u64, key: &[u8]) -> Option<V> {
         debug_assert_eq!(hash, self.hash_of(key));
-        self.remove_by(hash, |k| k.as_bytes() == key)
+        self.remove_by(hash, |k| same_bytes(k.as_bytes(), key))
             .map(|(_, v)| v)
     }
 

@@ -53,6 +53,7 @@ pub mod scripting;
 pub mod sds;
 pub mod server;
 pub mod set;
+pub mod short_eq;
 pub mod strings;
 pub mod watch;
 pub mod zset;

@@ -109,6 +109,7 @@ pub mod btree;
 pub mod skiplist;
 
 use crate::dict::{Slot, Tables};
+use crate::short_eq::same_bytes;
 use btree::Btree;
 use std::num::NonZeroU32;
 
@@ -117,7 +118,7 @@ pub use skiplist::{LexBound, LexRange, NodeKey, ScoreRange, SkipList};
 /// The dict's test for "this entry is `member`": the bytes of the node the
 /// chain has reached.
 fn is(member: &[u8]) -> impl Fn(&SkipList, Slot) -> bool + '_ {
-    move |order, at| order.member_at(at) == member
+    move |order, at| same_bytes(order.member_at(at), member)
 }
 
 /// A dict slot of the skiplist layout as the node handle it is.

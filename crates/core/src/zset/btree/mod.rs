@@ -61,6 +61,7 @@ mod tests;
 
 use super::skiplist::{draw_level, DEFAULT_SEED};
 use crate::dict::Tables;
+use crate::short_eq::same_bytes;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 pub use records::Handle;
@@ -69,7 +70,7 @@ use tree::Tree;
 
 /// The dict's test for the record of `member`.
 fn holds(member: &[u8]) -> impl Fn(&Records, Handle) -> bool + '_ {
-    move |recs, h| recs.member(h) == member
+    move |recs, h| same_bytes(recs.member(h), member)
 }
 
 /// The B+tree layout of one sorted set: records, dict and tree.
