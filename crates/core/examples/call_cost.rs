@@ -8,8 +8,10 @@
 //!
 //! Prints ns per command (the thread's CPU time, not the wall clock, so that
 //! the other processes of a shared machine disturb it less; best of 15 passes
-//! of N commands, default 200,000), and allocations per command (a counting
-//! global allocator).
+//! of N commands, default 200,000), allocations per command (a counting
+//! global allocator), and the core's own usec_per_call over all the passes
+//! (INFO commandstats: the window Redis's figure covers, from after the
+//! lookup and checks to the reply value).
 
 mod common;
 use common::thread_cpu_ns;
@@ -123,10 +125,34 @@ fn main() {
             out.clear();
         }
     }
+    let stats = commandstats(&mut s, id);
     for (t, (name, _)) in tests.iter().enumerate() {
+        let upc = stats
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map_or(String::from("?"), |(_, ns)| format!("{ns:.1}"));
         println!(
-            "{name:7} {:7.1} ns/command  {:.2} allocations/command",
+            "{name:7} {:7.1} ns/command  {:.2} allocations/command  usec_per_call {upc} ns",
             best[t], allocs[t]
         );
     }
+}
+
+/// Each command's own usec_per_call (INFO commandstats' usec / calls, in
+/// ns): the window Redis's figure covers, over every pass.
+fn commandstats(s: &mut Server, id: redislab_core::server::ClientId) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    s.call_into(id, &[b"INFO".to_vec(), b"commandstats".to_vec()], &mut out);
+    let text = String::from_utf8_lossy(&out);
+    text.lines()
+        .filter_map(|line| {
+            let (name, fields) = line.strip_prefix("cmdstat_")?.split_once(':')?;
+            let field = |key: &str| -> Option<f64> {
+                fields
+                    .split(',')
+                    .find_map(|f| f.strip_prefix(key)?.strip_prefix('=')?.parse().ok())
+            };
+            Some((name.to_string(), field("usec")? * 1000.0 / field("calls")?))
+        })
+        .collect()
 }
