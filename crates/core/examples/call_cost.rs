@@ -1,10 +1,10 @@
 //! The fixed cost of the command path in process: `Server::call_into` (lookup,
 //! checks, `call()`'s bookkeeping, the handler, the RESP encoding) for SET, GET
 //! and INCR on a small keyspace, SETBIT on one 16 KiB string and PFCOUNT of one
-//! dense HyperLogLog (its cached count), ZSCORE on a 1,000-member sorted set, as a
+//! dense HyperLogLog (its cached count) and PFADD to it, ZSCORE on a 1,000-member sorted set, as a
 //! transport's connection client runs them.
 //!
-//! `cargo run --release -p redislab-core --example call_cost [-- N [SET|GET|INCR|SETBIT|PFCOUNT|ZSCORE]]`
+//! `cargo run --release -p redislab-core --example call_cost [-- N [SET|GET|INCR|SETBIT|PFCOUNT|PFADD|ZSCORE]]`
 //!
 //! Prints ns per command (the thread's CPU time, not the wall clock, so that
 //! the other processes of a shared machine disturb it less; best of 15 passes
@@ -73,6 +73,16 @@ fn main() {
         ];
         s.call_into(id, &add, &mut setup);
     }
+    // PFADD of elements in turn to the same dense HyperLogLog.
+    let pfadd: Vec<Vec<Vec<u8>>> = (0..KEYS)
+        .map(|i| {
+            vec![
+                b"PFADD".to_vec(),
+                b"h:d".to_vec(),
+                format!("p{i}").into_bytes(),
+            ]
+        })
+        .collect();
     // ZSCORE over the members of one 1,000-member sorted set (a skiplist).
     let zscore: Vec<Vec<Vec<u8>>> = (0..KEYS)
         .map(|i| {
@@ -99,6 +109,7 @@ fn main() {
         ("INCR", &incr),
         ("SETBIT", &setbit),
         ("PFCOUNT", &pfcount),
+        ("PFADD", &pfadd),
         ("ZSCORE", &zscore),
     ]
     .into_iter()
