@@ -314,10 +314,23 @@ pub mod avx2 {
             4, 5, 6, -1, 7, 8, 9, -1, 10, 11, 12, -1, 13, 14, 15, -1, //
             0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1,
         );
-        let m0 = _mm256_set1_epi32(0x0000_003f);
-        let m1 = _mm256_set1_epi32(0x0000_0fc0);
-        let m2 = _mm256_set1_epi32(0x0003_f000);
-        let m3 = _mm256_set1_epi32(0x00fc_0000);
+        // Two 16-bit multiplies do the four shifts (each 16-bit half of a
+        // lane gets its own multiplier). After the shuffle a lane is
+        // [B0, B1, B2, 0]: v = the 24 bits, registers a = v 0..6, b = 6..12,
+        // c = 12..18, d = 18..24. Moved up a byte, [0, B0, B1, B2], its low
+        // half has a at bits 8..14 and its high half c at bits 4..10:
+        // mulhrs (x·m / 2^15, rounded) by 2^7 and 2^11 brings each to the
+        // bottom of its half, exactly, since the bits below them are zero.
+        // As loaded, the low half has b at bits 6..12 and the high half d at
+        // 2..8: mullo by 4 and 64 lifts each to bits 8..14. Together: bytes
+        // a, b, c, d. (mulhrs rather than mulhi, and the mullo multipliers
+        // through black_box once: LLVM rewrites a mulhi or a mullo by known
+        // powers of two into shifts, with a widening to 32 bits for mulhi,
+        // and that measured slower than the shift-and-mask loop.)
+        let a_c_mask = _mm256_set1_epi32(0x03f0_3f00);
+        let b_d_mask = _mm256_set1_epi32(0x00fc_0fc0);
+        let a_c_shift = _mm256_set1_epi32(0x0800_0080);
+        let b_d_shift = std::hint::black_box(_mm256_set1_epi32(0x0040_0004));
         merge_groups(&mut raw[..HEAD], &registers[..HEAD / 4 * 3]);
         let src = registers.as_ptr().add(HEAD / 4 * 3 - 4);
         let dst = raw.as_mut_ptr().add(HEAD);
@@ -326,17 +339,11 @@ pub mod avx2 {
             // 12,273 < BYTES; the highest written is 8 + 32·510 + 31 < REGISTERS.
             let x = _mm256_loadu_si256(src.add(step * 24).cast());
             let x = _mm256_shuffle_epi8(x, spread);
-            // Lane bits: a = 0..6, b = 6..12, c = 12..18, d = 18..24; each is
-            // moved to the bottom of its own byte.
+            let a_c = _mm256_and_si256(_mm256_slli_epi32(x, 8), a_c_mask);
+            let b_d = _mm256_and_si256(x, b_d_mask);
             let y = _mm256_or_si256(
-                _mm256_or_si256(
-                    _mm256_and_si256(x, m0),
-                    _mm256_slli_epi32(_mm256_and_si256(x, m1), 2),
-                ),
-                _mm256_or_si256(
-                    _mm256_slli_epi32(_mm256_and_si256(x, m2), 4),
-                    _mm256_slli_epi32(_mm256_and_si256(x, m3), 6),
-                ),
+                _mm256_mulhrs_epi16(a_c, a_c_shift),
+                _mm256_mullo_epi16(b_d, b_d_shift),
             );
             let t = dst.add(step * 32).cast::<__m256i>();
             _mm256_storeu_si256(t, _mm256_max_epu8(_mm256_loadu_si256(t), y));
@@ -352,22 +359,17 @@ pub mod avx2 {
     #[target_feature(enable = "avx2")]
     pub unsafe fn compress(registers: &mut [u8; BYTES], raw: &[u8; REGISTERS]) {
         let gather = gather();
-        let m = _mm256_set1_epi32(0x3f);
+        let m = _mm256_set1_epi8(0x3f);
+        // Two multiply-adds place the registers: maddubs makes each 16-bit
+        // half r0 + 64·r1 (12 bits), madd each lane half0 + 4096·half1, the
+        // 24 bits r0 | r1 << 6 | r2 << 12 | r3 << 18.
+        let pairs = _mm256_set1_epi16(0x4001);
+        let halves = _mm256_set1_epi32(0x1000_0001);
         let src = raw.as_ptr();
         let dst = registers.as_mut_ptr();
         for step in 0..STEPS {
             let x = _mm256_loadu_si256(src.add(step * 32).cast());
-            // Byte k of each 32-bit lane (one register) goes to bits 6k..6k+6.
-            let y = _mm256_or_si256(
-                _mm256_or_si256(
-                    _mm256_and_si256(x, m),
-                    _mm256_srli_epi32(_mm256_and_si256(x, _mm256_slli_epi32(m, 8)), 2),
-                ),
-                _mm256_or_si256(
-                    _mm256_srli_epi32(_mm256_and_si256(x, _mm256_slli_epi32(m, 16)), 4),
-                    _mm256_srli_epi32(_mm256_and_si256(x, _mm256_slli_epi32(m, 24)), 6),
-                ),
-            );
+            let y = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_and_si256(x, m), pairs), halves);
             let y = _mm256_shuffle_epi8(y, gather);
             // Each 16-byte store carries 12 packed bytes and 4 zeros; the next
             // store (or the scalar tail) overwrites the zeros. SAFETY (bounds):
