@@ -225,6 +225,17 @@ impl ArgObject {
 }
 
 impl StringValue {
+    /// The value as a bulk reply (GET, GETEX, MGET): an integer is printed
+    /// into the reply itself, as Redis prints it into the client's buffer.
+    pub fn reply(&self) -> crate::reply::Reply {
+        use crate::reply::{BulkBytes, Reply};
+        match self {
+            StringValue::Int(v) => Reply::Bulk(BulkBytes::of_i64(*v)),
+            StringValue::Embstr(b) => Reply::bulk(b.as_bytes()),
+            StringValue::Raw(s) => Reply::bulk(s.as_bytes()),
+        }
+    }
+
     /// The bytes a client reads (an int is printed by `ll2string`).
     pub fn bytes(&self) -> Cow<'_, [u8]> {
         match self {

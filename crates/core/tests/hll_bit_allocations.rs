@@ -3,7 +3,8 @@
 //! dense key (no decoding, no copy of the 12 KB registers), PFCOUNT and PFMERGE
 //! of ten dense keys (the registers on the stack, the sources read where they
 //! are stored, dest rewritten in place), PFADD to a dense key, SETBIT inside an
-//! existing bitmap; and SET of a short value allocates nothing at all.
+//! existing bitmap; and SET of a short value, and GET, GETEX and MGET of a
+//! counter (an int-encoded string), allocate nothing at all.
 //! Counted with a global allocator over this test binary, through the whole
 //! command path (`Server::run`).
 
@@ -90,4 +91,33 @@ fn set_of_a_short_value_allocates_nothing() {
     let long = "x".repeat(100);
     let raw = per_call(&mut s, &[argv(&["SET", "long", &long])], 100);
     assert!((raw - 1.0).abs() < 0.01, "{raw}");
+}
+
+/// GET of a counter prints its integer into the reply, as Redis's
+/// `addReplyBulk` prints it into the client's buffer: no allocation, where
+/// a `String` was made and dropped for each one. GETEX and MGET the same.
+#[test]
+fn get_of_a_counter_allocates_nothing() {
+    let mut s = Server::new();
+    s.run(&argv(&["CONFIG", "SET", "slowlog-log-slower-than", "-1"]));
+    for (key, by) in [("hits", "42"), ("debt", "-9223372036854775808")] {
+        s.run(&argv(&["INCRBY", key, by]));
+        assert_eq!(
+            s.run(&argv(&["OBJECT", "ENCODING", key])),
+            redislab_core::Reply::bulk("int")
+        );
+    }
+    assert_eq!(
+        s.run(&argv(&["GET", "debt"])),
+        redislab_core::Reply::bulk("-9223372036854775808")
+    );
+    let cmds = vec![
+        argv(&["GET", "hits"]),
+        argv(&["GET", "debt"]),
+        argv(&["GETEX", "hits"]),
+        argv(&["MGET", "hits", "debt"]),
+    ];
+    // MGET's reply is an array: one allocation for the array itself.
+    let n = per_call(&mut s, &cmds, 1_000);
+    assert!(n <= 0.25 + 1e-9, "{n} allocations per call");
 }

@@ -199,7 +199,7 @@ pub fn digest_hex(bytes: &[u8]) -> String {
 
 /// `getGenericCommand`: the value as a bulk string, nil if missing.
 fn get_reply(s: &mut Server, key: &[u8]) -> CmdResult {
-    Ok(lookup_source(s, key)?.map_or(Reply::Nil, |v| Reply::bulk(v.bytes())))
+    Ok(lookup_source(s, key)?.map_or(Reply::Nil, |v| v.reply()))
 }
 
 fn get(s: &mut Server, a: &Args) -> CmdResult {
@@ -336,7 +336,7 @@ fn getex(s: &mut Server, a: &Args) -> CmdResult {
         s.set_dirty(0);
         return Ok(Reply::Nil);
     };
-    let reply = Reply::bulk(value.bytes());
+    let reply = value.reply();
     let deadline = ext::deadline_ms(&opts, "getex")?;
     let changed = if opts.has(ext::EXAT | ext::PXAT) && deadline.is_some_and(|at| at <= now_ms()) {
         let deleted = s.keyspace.remove(key);
@@ -459,7 +459,7 @@ fn mget(s: &mut Server, a: &Args) -> CmdResult {
     // Another type reads as nil here, not as an error.
     let items = (1..a.len())
         .map(|i| match lookup(s, a.bytes(i)) {
-            Ok(Some(v)) => Reply::bulk(v.bytes()),
+            Ok(Some(v)) => v.reply(),
             _ => Reply::Nil,
         })
         .collect();

@@ -50,6 +50,20 @@ impl BulkBytes {
         }
     }
 
+    /// The decimal text of `v`, formatted on the stack (`addReplyBulk` of an
+    /// int-encoded string prints it into the reply as `ll2string` does): no
+    /// allocation, where a `String` was made and dropped for every GET of a
+    /// counter.
+    pub fn of_i64(v: i64) -> BulkBytes {
+        let mut buf = [0u8; 20];
+        let mut at = crate::num::digits_back(v.unsigned_abs(), &mut buf);
+        if v < 0 {
+            at -= 1;
+            buf[at] = b'-';
+        }
+        BulkBytes::copied(&buf[at..])
+    }
+
     #[inline]
     pub fn as_bytes(&self) -> &[u8] {
         match self {
@@ -106,6 +120,11 @@ mod tests {
     #[test]
     fn bytes_read_back_at_every_length_and_short_ones_stay_inline() {
         assert!(std::mem::size_of::<BulkBytes>() <= std::mem::size_of::<super::super::Members>());
+        for v in [0, 7, -7, 10, 99, 100, -100, 12345, i64::MAX, i64::MIN] {
+            let bulk = BulkBytes::of_i64(v);
+            assert_eq!(bulk.as_bytes(), v.to_string().as_bytes(), "{v}");
+            assert!(matches!(bulk, BulkBytes::Inline { .. }));
+        }
         for len in 0..=200usize {
             let bytes: Vec<u8> = (0..len).map(|i| (i * 13 + 5) as u8).collect();
             let bulk = BulkBytes::copied(&bytes);
