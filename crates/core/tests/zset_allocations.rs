@@ -99,7 +99,7 @@ fn btree_layout_per_member_ops_allocate_only_for_node_splits() {
 }
 
 /// The commands' own allocations only: a call that a loaded machine keeps
-/// past the slowlog's 10 ms would add its entry (hll_bit_allocations failed
+/// past the slowlog's 10 ms would add its entry (command_allocations failed
 /// that way beside a parallel build).
 fn slowlog_off(s: &mut redislab_core::Server, id: redislab_core::server::ClientId) {
     command_allocations(s, id, &["CONFIG", "SET", "slowlog-log-slower-than", "-1"]);

@@ -20,7 +20,7 @@ use crate::hash::{ExpireCond, Hash, Limits, Lookup, SetExpire, MAX_ABS_TIME_MS};
 use crate::keyspace::{now_ms, Value};
 use crate::ldouble::LongDouble;
 use crate::num::parse_i64;
-use crate::reply::{errors, Reply};
+use crate::reply::{errors, BulkBytes, Reply};
 use crate::sampling;
 use crate::server::notify;
 
@@ -295,18 +295,19 @@ fn expired_fields(s: &mut Server, key: &[u8], n: usize) {
     }
 }
 
-/// Looks `field` up with lazy expiry: the value if present and alive.
+/// Looks `field` up with lazy expiry: the value if present and alive, as a
+/// reply's bytes (a short one kept inside them: HGET allocates nothing).
 fn field_value(
     s: &mut Server,
     key: &[u8],
     field: &[u8],
     now: u64,
-) -> Result<Option<Vec<u8>>, Reply> {
+) -> Result<Option<BulkBytes>, Reply> {
     let Some(hash) = lookup(s, key)? else {
         return Ok(None);
     };
     match hash.lookup(field, now, false) {
-        Lookup::Found(v) => Ok(Some(v.to_vec())),
+        Lookup::Found(v) => Ok(Some(BulkBytes::copied(v))),
         Lookup::Missing => Ok(None),
         Lookup::Expired => {
             after_lazy_expiry(s, key);
@@ -375,7 +376,7 @@ fn expired_then_recreate(s: &mut Server, key: &[u8]) {
 pub fn hget(s: &mut Server, a: &Args) -> CmdResult {
     let now = now();
     Ok(match field_value(s, a.bytes(1), a.bytes(2), now)? {
-        Some(v) => Reply::bulk_vec(v),
+        Some(v) => Reply::Bulk(v),
         None => Reply::Nil,
     })
 }

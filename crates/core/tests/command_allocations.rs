@@ -3,8 +3,9 @@
 //! dense key (no decoding, no copy of the 12 KB registers), PFCOUNT and PFMERGE
 //! of ten dense keys (the registers on the stack, the sources read where they
 //! are stored, dest rewritten in place), PFADD to a dense key, SETBIT inside an
-//! existing bitmap; and SET of a short value, and GET, GETEX and MGET of a
-//! counter (an int-encoded string), allocate nothing at all.
+//! existing bitmap; and SET of a short value, GET, GETEX and MGET of a
+//! counter (an int-encoded string), and HGET of a short field value in
+//! every hash encoding, allocate nothing at all.
 //! Counted with a global allocator over this test binary, through the whole
 //! command path (`Server::run`).
 
@@ -120,4 +121,44 @@ fn get_of_a_counter_allocates_nothing() {
     // MGET's reply is an array: one allocation for the array itself.
     let n = per_call(&mut s, &cmds, 1_000);
     assert!(n <= 0.25 + 1e-9, "{n} allocations per call");
+}
+
+/// HGET keeps a short value inside its reply, in a listpack hash, a hash
+/// with field TTLs (listpackex) and a hashtable: no allocation (one per call
+/// before, the value copied into a vector of its own).
+#[test]
+fn hget_of_a_short_value_allocates_nothing() {
+    let mut s = Server::new();
+    s.run(&argv(&["CONFIG", "SET", "slowlog-log-slower-than", "-1"]));
+    s.run(&argv(&["HSET", "small", "f", "1.5"]));
+    s.run(&argv(&["HSET", "ttl", "f", "value", "g", "other"]));
+    s.run(&argv(&["HEXPIRE", "ttl", "3600", "FIELDS", "1", "g"]));
+    let mut big = argv(&["HSET", "big"]);
+    for i in 0..1_000 {
+        big.push(format!("field:{i}").into_bytes());
+        big.push(format!("value:{i}").into_bytes());
+    }
+    s.run(&big);
+    for (key, encoding) in [
+        ("small", "listpack"),
+        ("ttl", "listpackex"),
+        ("big", "hashtable"),
+    ] {
+        assert_eq!(
+            s.run(&argv(&["OBJECT", "ENCODING", key])),
+            redislab_core::Reply::bulk(encoding)
+        );
+    }
+    assert_eq!(
+        s.run(&argv(&["HGET", "big", "field:7"])),
+        redislab_core::Reply::bulk("value:7")
+    );
+    let cmds = vec![
+        argv(&["HGET", "small", "f"]),
+        argv(&["HGET", "ttl", "f"]),
+        argv(&["HGET", "big", "field:7"]),
+        argv(&["HSTRLEN", "big", "field:7"]),
+        argv(&["HEXISTS", "ttl", "g"]),
+    ];
+    assert_eq!(per_call(&mut s, &cmds, 1_000), 0.0);
 }
