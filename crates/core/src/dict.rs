@@ -143,7 +143,7 @@ pub fn siphash12(data: &[u8], seed: &[u8; 16]) -> u64 {
 /// hashed on every lookup). Two overlapping loads read the same bytes twice,
 /// so OR-ing them places each byte once.
 #[inline(always)]
-fn tail_word(rest: &[u8]) -> u64 {
+pub(crate) fn tail_word(rest: &[u8]) -> u64 {
     let n = rest.len();
     match n {
         0 => 0,

@@ -113,11 +113,7 @@ impl DoubleText {
     /// buffer, the sign before them.
     fn push_i64(&mut self, n: i64) {
         debug_assert_eq!(self.len, 0);
-        let mut at = super::integers::digits_back(n.unsigned_abs(), &mut self.buf);
-        if n < 0 {
-            at -= 1;
-            self.buf[at] = b'-';
-        }
+        let at = super::integers::signed_digits_back(n, &mut self.buf);
         self.start = at as u8;
         self.len = (DoubleText::CAPACITY - at) as u8;
     }

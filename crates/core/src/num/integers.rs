@@ -47,6 +47,17 @@ pub fn digits_back(mut n: u64, buf: &mut [u8]) -> usize {
     at
 }
 
+/// `ll2string` of `v` ending at the end of `buf` (21 bytes always have
+/// room): its digits, the sign before them; the index where it starts.
+pub fn signed_digits_back(v: i64, buf: &mut [u8]) -> usize {
+    let mut at = digits_back(v.unsigned_abs(), buf);
+    if v < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    at
+}
+
 /// `sdigits10`: the length of `ll2string(v)`, without printing it.
 pub fn digits10(v: i64) -> usize {
     let sign = usize::from(v < 0);
@@ -114,6 +125,9 @@ mod tests {
             let want = format_i64(v);
             let at = digits_back(v.unsigned_abs(), &mut buf);
             assert_eq!(&buf[at..], want.trim_start_matches('-').as_bytes());
+            let mut signed = [0u8; 21];
+            let at = signed_digits_back(v, &mut signed);
+            assert_eq!(&signed[at..], want.as_bytes());
         }
     }
 

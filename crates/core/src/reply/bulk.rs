@@ -55,12 +55,8 @@ impl BulkBytes {
     /// allocation, where a `String` was made and dropped for every GET of a
     /// counter.
     pub fn of_i64(v: i64) -> BulkBytes {
-        let mut buf = [0u8; 20];
-        let mut at = crate::num::digits_back(v.unsigned_abs(), &mut buf);
-        if v < 0 {
-            at -= 1;
-            buf[at] = b'-';
-        }
+        let mut buf = [0u8; 21];
+        let at = crate::num::signed_digits_back(v, &mut buf);
         BulkBytes::copied(&buf[at..])
     }
 
@@ -83,23 +79,17 @@ impl BulkBytes {
 
 /// The bytes of `s` (at most 16) little-endian in a `u128`, zero above
 /// them, read with at most two loads: two overlapping reads hold the same
-/// bytes where they overlap, so OR-ing them places each byte once.
+/// bytes where they overlap, so OR-ing them places each byte once (under 8
+/// bytes, the dict hash's tail read).
 #[inline(always)]
 fn first_16(s: &[u8]) -> u128 {
     let n = s.len();
     debug_assert!(n <= 16);
-    let word8 = |at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8 bytes"));
-    let word4 = |at: usize| u32::from_le_bytes(s[at..at + 4].try_into().expect("4 bytes"));
-    match n {
-        8..=16 => u128::from(word8(0)) | u128::from(word8(n - 8)) << (8 * (n - 8)),
-        4..=7 => u128::from(word4(0)) | u128::from(word4(n - 4)) << (8 * (n - 4)),
-        1..=3 => {
-            u128::from(s[0])
-                | u128::from(s[n / 2]) << (8 * (n / 2))
-                | u128::from(s[n - 1]) << (8 * (n - 1))
-        }
-        _ => 0,
+    if n < 8 {
+        return u128::from(crate::dict::tail_word(s));
     }
+    let word8 = |at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8 bytes"));
+    u128::from(word8(0)) | u128::from(word8(n - 8)) << (8 * (n - 8))
 }
 
 impl From<Vec<u8>> for BulkBytes {

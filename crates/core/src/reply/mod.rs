@@ -376,11 +376,7 @@ fn header(out: &mut Vec<u8>, kind: u8, n: i64) {
 /// `shared.bulkhdr`).
 fn header_bytes(buf: &mut [u8; HEADER_MAX], kind: u8, n: i64) -> &[u8] {
     buf[HEADER_MAX - 2..].copy_from_slice(b"\r\n");
-    let mut at = crate::num::digits_back(n.unsigned_abs(), &mut buf[..HEADER_MAX - 2]);
-    if n < 0 {
-        at -= 1;
-        buf[at] = b'-';
-    }
+    let mut at = crate::num::signed_digits_back(n, &mut buf[..HEADER_MAX - 2]);
     at -= 1;
     buf[at] = kind;
     &buf[at..]
