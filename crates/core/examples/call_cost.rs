@@ -1,10 +1,10 @@
 //! The fixed cost of the command path in process: `Server::call_into` (lookup,
 //! checks, `call()`'s bookkeeping, the handler, the RESP encoding) for SET, GET
 //! and INCR on a small keyspace, SETBIT on one 16 KiB string and PFCOUNT of one
-//! dense HyperLogLog (its cached count) and PFADD to it, ZSCORE on a 1,000-member sorted set, as a
-//! transport's connection client runs them.
+//! dense HyperLogLog (its cached count) and PFADD to it, ZSCORE on a 1,000-member sorted set,
+//! HGET on a 1,000-field hash, as a transport's connection client runs them.
 //!
-//! `cargo run --release -p redislab-core --example call_cost [-- N [SET|GET|INCR|SETBIT|PFCOUNT|PFADD|ZSCORE]]`
+//! `cargo run --release -p redislab-core --example call_cost [-- N [SET|GET|INCR|SETBIT|PFCOUNT|PFADD|ZSCORE|HGET]]`
 //!
 //! Prints ns per command (the thread's CPU time, not the wall clock, so that
 //! the other processes of a shared machine disturb it less; best of 15 passes
@@ -102,6 +102,25 @@ fn main() {
         ];
         s.call_into(id, &add, &mut setup);
     }
+    // HGET over the fields of one 1,000-field hash (a dict, no field TTLs).
+    let hget: Vec<Vec<Vec<u8>>> = (0..KEYS)
+        .map(|i| {
+            vec![
+                b"HGET".to_vec(),
+                b"h:f".to_vec(),
+                format!("f{i}").into_bytes(),
+            ]
+        })
+        .collect();
+    for i in 0..KEYS {
+        let add = vec![
+            b"HSET".to_vec(),
+            b"h:f".to_vec(),
+            format!("f{i}").into_bytes(),
+            b"value".to_vec(),
+        ];
+        s.call_into(id, &add, &mut setup);
+    }
     let only = std::env::args().nth(2);
     let tests: Vec<(&str, &Vec<Vec<Vec<u8>>>)> = [
         ("SET", &set),
@@ -111,6 +130,7 @@ fn main() {
         ("PFCOUNT", &pfcount),
         ("PFADD", &pfadd),
         ("ZSCORE", &zscore),
+        ("HGET", &hget),
     ]
     .into_iter()
     .filter(|(name, _)| only.as_deref().is_none_or(|o| o.eq_ignore_ascii_case(name)))

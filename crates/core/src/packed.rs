@@ -122,6 +122,12 @@ impl Packed {
         self.iter().nth(i)
     }
 
+    /// The element starting at byte `at` (an offset [`Packed::iter_at`]
+    /// gave).
+    pub fn at(&self, at: usize) -> &[u8] {
+        &self.buf[self.element(at).0]
+    }
+
     /// Replaces the element starting at byte `at` with `s`.
     pub fn replace(&mut self, at: usize, s: &[u8]) {
         let (_, next) = self.element(at);

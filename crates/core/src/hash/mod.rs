@@ -186,6 +186,15 @@ pub enum Loaded {
     Table { hfe: bool },
 }
 
+/// Where [`Hash::lookup`] found a field: the offset of its value in a
+/// listpack, an index into a listpack with TTLs, or a dict entry.
+#[derive(Clone, Copy)]
+enum Place {
+    Offset(usize),
+    Index(usize),
+    Entry(crate::dict::EntryRef),
+}
+
 /// What looking a field up found.
 #[derive(Debug, PartialEq)]
 pub enum Lookup<'a> {
@@ -418,32 +427,53 @@ impl Hash {
     /// `hashTypeGetValue`: the value of `field` at `now`. An expired field is
     /// deleted (lazy expiry) unless `peek_only`; the caller deletes a hash left
     /// empty. A dict lookup makes a rehash step.
-    pub fn lookup(&mut self, field: &[u8], now: u64, peek_only: bool) -> Lookup<'_> {
-        // First where the field is and whether it has expired (a dict lookup
-        // makes its rehash step here), then the answer.
-        let expire = match &mut self.repr {
+    ///
+    /// One search finds the field, and `now` is only asked for when the field
+    /// has a TTL: a hash read without field TTLs reads no clock.
+    pub fn lookup(
+        &mut self,
+        field: &[u8],
+        now: impl FnOnce() -> u64,
+        peek_only: bool,
+    ) -> Lookup<'_> {
+        // Where the field is and whether it has expired (a dict lookup makes
+        // its rehash step here), then its value read at that place: an index
+        // or a dict handle, not a borrow, so that the expired path may still
+        // change the hash.
+        let (place, expired) = match &mut self.repr {
             Repr::Listpack(pairs) => match lp_find(pairs, field) {
                 None => return Lookup::Missing,
-                Some(_) => None,
+                Some((_, value_at, _)) => (Place::Offset(value_at), false),
             },
-            Repr::ListpackEx { fields, .. } => match fields.iter().find(|f| f.field == field) {
-                None => return Lookup::Missing,
-                Some(f) => (f.ttl != 0).then_some(f.ttl),
-            },
-            Repr::Table { dict, .. } => match dict.get(field) {
-                None => return Lookup::Missing,
-                Some(e) => e.expire.get(),
-            },
+            Repr::ListpackEx { fields, .. } => {
+                let Some(i) = fields.iter().position(|f| f.field == field) else {
+                    return Lookup::Missing;
+                };
+                let ttl = fields[i].ttl;
+                (Place::Index(i), ttl != 0 && ttl < now())
+            }
+            Repr::Table { dict, .. } => {
+                let Some(at) = dict.find_entry(field) else {
+                    return Lookup::Missing;
+                };
+                let ttl = dict.value_at(at).expire.get();
+                (Place::Entry(at), ttl.is_some_and(|t| t < now()))
+            }
         };
-        if expire.is_some_and(|t| t < now) {
+        if expired {
             if !peek_only {
                 self.remove(field);
             }
             return Lookup::Expired;
         }
-        match self.get(field) {
-            Some(v) => Lookup::Found(v),
-            None => Lookup::Missing,
+        match (&self.repr, place) {
+            (Repr::Listpack(pairs), Place::Offset(at)) => Lookup::Found(pairs.at(at)),
+            (Repr::ListpackEx { fields, .. }, Place::Index(i)) => Lookup::Found(&fields[i].value),
+            (Repr::Table { dict, .. }, Place::Entry(at)) => {
+                Lookup::Found(dict.value_at(at).value.as_bytes())
+            }
+            // Not reached: the place was found in this same representation.
+            _ => Lookup::Missing,
         }
     }
 
@@ -1211,10 +1241,52 @@ mod tests {
         h.set(b"d", b"w", false, &L);
         let order: Vec<&[u8]> = h.pairs().into_iter().map(|(f, _)| f).collect();
         assert_eq!(order, [&b"c"[..], b"b", b"d"]);
-        assert_eq!(h.lookup(b"c", 5_001, false), Lookup::Expired);
+        assert_eq!(h.lookup(b"c", || 5_001, false), Lookup::Expired);
         assert_eq!(h.len(), 2);
         assert_eq!(h.expire_fields(10_000, 10), 1);
         assert_eq!(h.subexpire_time(), None);
+    }
+
+    /// `lookup` in every encoding: the value of a field without a TTL is
+    /// found without reading the clock; a field with one is live up to and
+    /// including its deadline, expired after it (and then deleted unless the
+    /// lookup only peeks).
+    #[test]
+    fn lookup_reads_the_clock_only_for_a_field_with_a_ttl() {
+        let as_table = Limits {
+            entries: 0,
+            value: 64,
+        };
+        for (limits, plain, with_ttl) in [
+            (&L, "listpack", "listpackex"),
+            (&as_table, "hashtable", "hashtable"),
+        ] {
+            let mut h = Hash::new();
+            h.set(b"f", b"v", false, limits);
+            h.set(b"g", b"w", false, limits);
+            assert_eq!(h.encoding_name(), plain);
+            let reads = std::cell::Cell::new(0);
+            let clock = |at: u64| {
+                reads.set(reads.get() + 1);
+                at
+            };
+            assert_eq!(h.lookup(b"f", || clock(0), false), Lookup::Found(b"v"));
+            assert_eq!(h.lookup(b"x", || clock(0), false), Lookup::Missing);
+            assert_eq!(reads.get(), 0, "{plain}: no field has a TTL");
+
+            let mut batch = h.begin_expire(ExpireCond::None);
+            h.set_expire(b"g", Some(5_000), &mut batch, 0);
+            h.end_expire(&batch);
+            assert_eq!(h.encoding_name(), with_ttl);
+            assert_eq!(h.lookup(b"f", || clock(9_000), false), Lookup::Found(b"v"));
+            assert_eq!(reads.get(), 0, "{with_ttl}: f has no TTL");
+            assert_eq!(h.lookup(b"g", || clock(5_000), false), Lookup::Found(b"w"));
+            assert_eq!(h.lookup(b"g", || clock(5_001), true), Lookup::Expired);
+            assert_eq!(h.len(), 2, "{with_ttl}: a peek deletes nothing");
+            assert_eq!(h.lookup(b"g", || clock(5_001), false), Lookup::Expired);
+            assert_eq!(h.len(), 1);
+            assert_eq!(reads.get(), 3);
+        }
     }
 
     #[test]
