@@ -297,19 +297,28 @@ fn expired_fields(s: &mut Server, key: &[u8], n: usize) {
     }
 }
 
-/// Looks `field` up with lazy expiry: the value if present and alive, as a
-/// reply's bytes (a short one kept inside them: HGET allocates nothing).
-fn field_value(s: &mut Server, key: &[u8], field: &[u8]) -> Result<Option<BulkBytes>, Reply> {
+/// Looks `field` up with lazy expiry and answers `found(value)` if it is
+/// present and alive, `missing` otherwise. The reply is built here, in its
+/// final place: handing the value out as a `BulkBytes` to wrap in a `Reply`
+/// copied it twice more on the way, each copy a load that waited on the
+/// narrower stores before it (`perf annotate` on HGET).
+fn field_reply(
+    s: &mut Server,
+    key: &[u8],
+    field: &[u8],
+    found: impl FnOnce(&[u8]) -> Reply,
+    missing: Reply,
+) -> CmdResult {
     let Some(hash) = lookup(s, key)? else {
-        return Ok(None);
+        return Ok(missing);
     };
     // The clock is read only for a field with a TTL.
     match hash.lookup(field, now, false) {
-        Lookup::Found(v) => Ok(Some(BulkBytes::copied(v))),
-        Lookup::Missing => Ok(None),
+        Lookup::Found(v) => Ok(found(v)),
+        Lookup::Missing => Ok(missing),
         Lookup::Expired => {
             after_lazy_expiry(s, key);
-            Ok(None)
+            Ok(missing)
         }
     }
 }
@@ -370,11 +379,10 @@ fn expired_then_recreate(s: &mut Server, key: &[u8]) {
     }
 }
 
+/// HGET key field: a short value is kept inside the reply (no allocation).
 pub fn hget(s: &mut Server, a: &Args) -> CmdResult {
-    Ok(match field_value(s, a.bytes(1), a.bytes(2))? {
-        Some(v) => Reply::Bulk(v),
-        None => Reply::Nil,
-    })
+    let found = |v: &[u8]| Reply::Bulk(BulkBytes::copied(v));
+    field_reply(s, a.bytes(1), a.bytes(2), found, Reply::Nil)
 }
 
 /// HMGET key field ...: once the last field expired away, the rest are nulls.
@@ -433,14 +441,18 @@ pub fn hlen(s: &mut Server, a: &Args) -> CmdResult {
 }
 
 pub fn hstrlen(s: &mut Server, a: &Args) -> CmdResult {
-    Ok(Reply::Integer(
-        field_value(s, a.bytes(1), a.bytes(2))?.map_or(0, |v| v.len()) as i64,
-    ))
+    let found = |v: &[u8]| Reply::Integer(v.len() as i64);
+    field_reply(s, a.bytes(1), a.bytes(2), found, Reply::Integer(0))
 }
 
 pub fn hexists(s: &mut Server, a: &Args) -> CmdResult {
-    let found = field_value(s, a.bytes(1), a.bytes(2))?.is_some();
-    Ok(Reply::Integer(found as i64))
+    field_reply(
+        s,
+        a.bytes(1),
+        a.bytes(2),
+        |_| Reply::Integer(1),
+        Reply::Integer(0),
+    )
 }
 
 /// HDEL key field ...: stops when the hash empties; a hash whose last TTL went

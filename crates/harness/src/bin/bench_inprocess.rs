@@ -48,6 +48,8 @@ const RADIUS_KM: &str = "5";
 /// Dense HLL keys `h:pd0..9`, 20,000 elements each, consecutive keys sharing
 /// half (lab 02f).
 const HLL_KEYS: usize = 10;
+/// Fields of the hash HGET reads (a hashtable, no field TTLs).
+const HASH_FIELDS: usize = 1_000;
 const HLL_PER_KEY: usize = 20_000;
 /// Bitmaps of this many bytes for BITOP and SETBIT.
 const BITMAP_BYTES: usize = 16_384;
@@ -99,6 +101,12 @@ fn load_commands() -> Vec<Argv> {
         }
     }
     out.push(argv(&["PFMERGE", "h:pa", "h:pd0"]));
+    let mut hset = argv(&["HSET", "h:f"]);
+    for i in 0..HASH_FIELDS {
+        hset.push(format!("f{i}").into_bytes());
+        hset.push(b"value".to_vec());
+    }
+    out.push(hset);
     for (k, seed) in [("b:1", 1u64), ("b:2", 2), ("b:s", 3)] {
         let mut rng = ChaCha8Rng::seed_from_u64(SEED ^ seed);
         let bytes: Vec<u8> = (0..BITMAP_BYTES).map(|_| rng.gen()).collect();
@@ -226,6 +234,17 @@ fn benches() -> Vec<Bench> {
             "pfadd",
             (0..4_096)
                 .map(|i| argv(&["PFADD", "h:pa", &format!("x:{i}")]))
+                .collect(),
+        ),
+        cheap,
+    ));
+    v.push(b(
+        "hget",
+        "HGET h:f <field> (1,000-field hash, 1,024 fields in turn)",
+        many(
+            "hget",
+            (0..1_024)
+                .map(|i| argv(&["HGET", "h:f", &format!("f{}", i % HASH_FIELDS)]))
                 .collect(),
         ),
         cheap,
