@@ -40,13 +40,23 @@ const STR12: u8 = 0xE0;
 const STR_LONG: u8 = 0xF0;
 
 fn push_header(buf: &mut Vec<u8>, len: usize) {
+    let (header, n) = header(len);
+    buf.extend_from_slice(&header[..n]);
+}
+
+/// The header of an element of `len` bytes: its bytes, and how many of them.
+fn header(len: usize) -> ([u8; 9], usize) {
+    let mut h = [0; 9];
     if len < 64 {
-        buf.push(STR6 | len as u8);
+        h[0] = STR6 | len as u8;
+        (h, 1)
     } else if len < 4096 {
-        buf.extend([STR12 | (len >> 8) as u8, len as u8]);
+        h[..2].copy_from_slice(&[STR12 | (len >> 8) as u8, len as u8]);
+        (h, 2)
     } else {
-        buf.push(STR_LONG);
-        buf.extend((len as u64).to_le_bytes());
+        h[0] = STR_LONG;
+        h[1..].copy_from_slice(&(len as u64).to_le_bytes());
+        (h, 9)
     }
 }
 
@@ -131,10 +141,11 @@ impl Packed {
     /// Replaces the element starting at byte `at` with `s`.
     pub fn replace(&mut self, at: usize, s: &[u8]) {
         let (_, next) = self.element(at);
-        let mut new = Vec::with_capacity(header_len(s.len()) + s.len());
-        push_header(&mut new, s.len());
-        new.extend_from_slice(s);
-        self.buf.splice(at..next, new);
+        let (header, n) = header(s.len());
+        // An exact-size iterator: splice moves the tail once, with no
+        // vector of the new element in between.
+        self.buf
+            .splice(at..next, header[..n].iter().chain(s).copied());
     }
 
     /// Removes `count` elements from the one starting at byte `at`.
@@ -222,5 +233,27 @@ mod tests {
         assert_eq!(p.iter().collect::<Vec<_>>(), [&b""[..], b"field", b"end"]);
         p.remove(0, 3);
         assert!(p.is_empty() && p.buf.capacity() == 0);
+    }
+
+    /// `replace` into every header size from every header size, shorter and
+    /// longer, leaves the neighbours intact; `at` reads the element back.
+    #[test]
+    fn replace_changes_one_element_whatever_the_sizes() {
+        let sizes = [0, 5, 63, 64, 4095, 4096, 5000];
+        for &from in &sizes {
+            for &to in &sizes {
+                let old = vec![b'o'; from];
+                let new = vec![b'n'; to];
+                let mut p: Packed = [&b"before"[..], &old, b"after"].into_iter().collect();
+                let at = p.iter_at().nth(1).unwrap().0;
+                p.replace(at, &new);
+                assert_eq!(p.at(at), &new[..], "{from} -> {to}");
+                assert_eq!(
+                    p.iter().collect::<Vec<_>>(),
+                    [&b"before"[..], &new, b"after"]
+                );
+                assert_eq!(p.bytes(), 7 + header(to).1 + to + 6, "{from} -> {to}");
+            }
+        }
     }
 }

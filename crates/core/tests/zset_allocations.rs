@@ -16,6 +16,14 @@ use redislab_core::zset::{AddFlags, AddOutcome, Layout, Limits, Zset};
 #[global_allocator]
 static GLOBAL: redislab_alloc::CountingAlloc = redislab_alloc::CountingAlloc::new();
 
+/// The counter is the whole process's: tests of this file run one at a time
+/// (under `cargo test` they share the process; under nextest each has its own).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 const MEMBERS: usize = 20_000;
 
 fn member(i: usize) -> Vec<u8> {
@@ -89,11 +97,13 @@ fn per_member_ops_allocations(layout: Layout) -> u64 {
 
 #[test]
 fn skiplist_layout_per_member_ops_allocate_nothing() {
+    let _serial = one_at_a_time();
     assert_eq!(per_member_ops_allocations(Layout::Skiplist), 0);
 }
 
 #[test]
 fn btree_layout_per_member_ops_allocate_only_for_node_splits() {
+    let _serial = one_at_a_time();
     let n = per_member_ops_allocations(Layout::Btree);
     assert!(n < 40, "{n} allocations over 4000 rounds");
 }
@@ -130,6 +140,7 @@ fn command_allocations(
 /// much for 1000 elements as for 10 (nothing per element), in both protocols.
 #[test]
 fn range_replies_and_rank_removal_allocate_nothing_per_element() {
+    let _serial = one_at_a_time();
     let mut s = redislab_core::Server::new();
     let id = s.connect(redislab_core::server::ConnectInfo::in_process());
     slowlog_off(&mut s, id);
@@ -189,6 +200,7 @@ fn range_replies_and_rank_removal_allocate_nothing_per_element() {
 /// into a second).
 #[test]
 fn intercard_allocates_nothing_per_member() {
+    let _serial = one_at_a_time();
     let mut s = redislab_core::Server::new();
     let id = s.connect(redislab_core::server::ConnectInfo::in_process());
     slowlog_off(&mut s, id);

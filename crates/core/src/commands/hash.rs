@@ -528,18 +528,25 @@ pub fn hvals(s: &mut Server, a: &Args) -> CmdResult {
 }
 
 /// The current value of `field` for an increment (`hashTypeGetValue` with lazy
-/// expiry, after `hashTypeLookupWriteOrCreate`): `None` for a missing or expired
-/// field.
-fn increment_base(s: &mut Server, key: &[u8], field: &[u8]) -> Result<Option<Vec<u8>>, Reply> {
+/// expiry, after `hashTypeLookupWriteOrCreate`), read by `parse` where it is
+/// stored: `None` for a missing or expired field, the error `invalid` for a
+/// value `parse` refuses.
+fn increment_base<T>(
+    s: &mut Server,
+    key: &[u8],
+    field: &[u8],
+    parse: impl FnOnce(&[u8]) -> Option<T>,
+    invalid: &'static str,
+) -> Result<Option<T>, Reply> {
     let hash = write_or_create(s, key)?;
-    Ok(match hash.lookup(field, now, false) {
-        Lookup::Found(v) => Some(v.to_vec()),
-        Lookup::Missing => None,
+    match hash.lookup(field, now, false) {
+        Lookup::Found(v) => parse(v).map(Some).ok_or_else(|| Reply::error(invalid)),
+        Lookup::Missing => Ok(None),
         Lookup::Expired => {
             expired_then_recreate(s, key);
-            None
+            Ok(None)
         }
-    })
+    }
 }
 
 /// The increment's result, TTL kept.
@@ -562,10 +569,8 @@ fn stored_increment(s: &mut Server, key: &[u8], event: &'static str) {
 pub fn hincrby(s: &mut Server, a: &Args) -> CmdResult {
     let by = a.int(3)?;
     let (key, field) = (a.bytes(1), a.bytes(2));
-    let current = match increment_base(s, key, field)? {
-        None => 0,
-        Some(v) => parse_i64(&v).ok_or_else(|| Reply::error("ERR hash value is not an integer"))?,
-    };
+    let not_int = "ERR hash value is not an integer";
+    let current = increment_base(s, key, field, parse_i64, not_int)?.unwrap_or(0);
     let value = current
         .checked_add(by)
         .ok_or_else(|| Reply::error("ERR increment or decrement would overflow"))?;
@@ -582,12 +587,9 @@ pub fn hincrbyfloat(s: &mut Server, a: &Args) -> CmdResult {
         return Err(Reply::error("ERR value is NaN or Infinity"));
     }
     let (key, field) = (a.bytes(1), a.bytes(2));
-    let current = match increment_base(s, key, field)? {
-        None => LongDouble::ZERO,
-        Some(v) => {
-            LongDouble::parse(&v).ok_or_else(|| Reply::error("ERR hash value is not a float"))?
-        }
-    };
+    let not_float = "ERR hash value is not a float";
+    let current = increment_base(s, key, field, LongDouble::parse, not_float)?;
+    let current = current.unwrap_or(LongDouble::ZERO);
     let value = current + by;
     if !value.is_finite() {
         return Err(Reply::error("ERR increment would produce NaN or Infinity"));
