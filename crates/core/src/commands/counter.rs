@@ -104,27 +104,44 @@ fn current_float(v: Option<&StringValue>) -> Result<LongDouble, Reply> {
     }
 }
 
-/// `incrDecrCommand`.
+/// What INCR's first lookup found at the key.
+enum Counter {
+    Missing,
+    /// Another value: a string to parse, or another type.
+    NotAnInt,
+    /// An int, changed in place to this sum (`None`: it would overflow).
+    Changed(Option<i64>),
+}
+
+/// `incrDecrCommand`: two lookups for a new key, as Redis's
+/// `lookupKeyWrite` and `dbAdd`, one for an int already there.
 fn incr_decr(s: &mut Server, key: &[u8], by: i64) -> CmdResult {
     // A counter that already is an int changes in place, with one lookup.
-    let in_place = s.keyspace.modify(key, |v| match v {
+    let found = s.keyspace.modify(key, |v| match v {
         Some(Value::String(StringValue::Int(n))) => match n.checked_add(by) {
             Some(value) => {
                 *n = value;
-                (Some(Ok(value)), true)
+                (Counter::Changed(Some(value)), true)
             }
-            None => (Some(Err(overflow())), false),
+            None => (Counter::Changed(None), false),
         },
-        _ => (None, false),
+        Some(_) => (Counter::NotAnInt, false),
+        None => (Counter::Missing, false),
     });
-    if let Some(result) = in_place {
-        let value = result?;
-        s.notify_here(notify::STRING, "incrby", key);
-        return Ok(Reply::Integer(value));
-    }
-    let current = current_int(lookup(s, key)?)?;
-    let value = current.checked_add(by).ok_or_else(overflow)?;
-    store_int(s, key, value);
+    let value = match found {
+        Counter::Changed(sum) => {
+            let value = sum.ok_or_else(overflow)?;
+            s.notify_here(notify::STRING, "incrby", key);
+            return Ok(Reply::Integer(value));
+        }
+        // A new key: its value is stored with no second search for it.
+        Counter::Missing => by,
+        Counter::NotAnInt => {
+            let current = current_int(lookup(s, key)?)?;
+            current.checked_add(by).ok_or_else(overflow)?
+        }
+    };
+    store(s, key, ArgObject::int(value), true);
     s.notify_here(notify::STRING, "incrby", key);
     Ok(Reply::Integer(value))
 }
