@@ -185,7 +185,7 @@ fn hget_of_a_short_value_allocates_nothing() {
 
 /// INCRBYFLOAT (and HINCRBYFLOAT) read their operands and print the sum on
 /// the stack: what they allocate is the value they store (Redis makes that
-/// one object too). Eight allocations per INCRBYFLOAT before (a lower-cased
+/// one object too). HINCRBY into a listpack allocates nothing. Eight allocations per INCRBYFLOAT before (a lower-cased
 /// copy of each operand, APFloat's decimal conversion, the big-integer
 /// digits and the trimmed copy of the text), ten per HINCRBYFLOAT.
 #[test]
@@ -201,6 +201,8 @@ fn incrbyfloat_allocates_only_the_value_it_stores() {
         &[argv(&["HINCRBYFLOAT", "prices", "tea", "0.5"])],
         1_000,
     );
+    s.run(&argv(&["HSET", "stock", "tea", "7"]));
+    let hincrby = per_call(&mut s, &[argv(&["HINCRBY", "stock", "tea", "3"])], 1_000);
     // 3,001 exact additions of 0.5 (a sum like 0.1's grows a long tail of
     // digits, which a longer stored value allocates for, as Redis's would).
     assert_eq!(
@@ -216,4 +218,12 @@ fn incrbyfloat_allocates_only_the_value_it_stores() {
     // harness's own thread may allocate during the count.
     assert!(incr <= 1.01, "INCRBYFLOAT: {incr} allocations per call");
     assert!(hincr <= 1.01, "HINCRBYFLOAT: {hincr} allocations per call");
+    // HINCRBY rewrites the field's digits inside the listpack: nothing but the
+    // listpack's growth by a digit now and then (its result was printed into
+    // a String first).
+    assert!(hincrby <= 0.01, "HINCRBY: {hincrby} allocations per call");
+    assert_eq!(
+        s.run(&argv(&["HGET", "stock", "tea"])),
+        redislab_core::Reply::bulk("9010")
+    );
 }

@@ -574,7 +574,10 @@ pub fn hincrby(s: &mut Server, a: &Args) -> CmdResult {
     let value = current
         .checked_add(by)
         .ok_or_else(|| Reply::error("ERR increment or decrement would overflow"))?;
-    store_increment(s, key, field, value.to_string().as_bytes());
+    // The digits printed on the stack (`ll2string`), not into a String.
+    let mut digits = [0u8; 21];
+    let at = crate::num::signed_digits_back(value, &mut digits);
+    store_increment(s, key, field, &digits[at..]);
     stored_increment(s, key, "hincrby");
     Ok(Reply::Integer(value))
 }
