@@ -148,6 +148,18 @@ pub struct Server {
     started_mono: clock::Micros,
     /// The number the last command got ([`Access::command`]).
     last_command: u32,
+    /// The last command's millisecond and its clocks, kept while readings
+    /// stay inside that millisecond ([`Server::command_clock`]).
+    clock_cache: ClockCache,
+}
+
+/// The millisecond `[from, until)` (monotonic microseconds) the last
+/// command's clock was computed for, and its LRU/LFU clocks.
+#[derive(Clone, Copy, Default)]
+struct ClockCache {
+    from: u64,
+    until: u64,
+    clock: Clock,
 }
 
 pub use crate::scripting::busy::{BusyContext, BusyHandler, BusyState, BusyVerdict};
@@ -201,6 +213,7 @@ impl Server {
             started_unix_ms: crate::keyspace::now_ms(),
             started_mono: clock::now(),
             last_command: 0,
+            clock_cache: ClockCache::default(),
         };
         server.refresh_policy();
         {
@@ -634,6 +647,21 @@ impl Server {
         self.call_in(client, spec, fullname, argv)
     }
 
+    /// The LRU/LFU clocks of a command started at `started`: computed once
+    /// per millisecond (three divisions in a row) and reused by the commands
+    /// of the same millisecond.
+    fn command_clock(&mut self, started: clock::Micros) -> Clock {
+        let c = &mut self.clock_cache;
+        if (c.from..c.until).contains(&started.0) {
+            return c.clock;
+        }
+        let ms = started.since(self.started_mono) / 1000;
+        c.from = self.started_mono.0 + ms * 1000;
+        c.until = c.from + 1000;
+        c.clock = Clock::at_unix_ms(self.started_unix_ms + ms as i64);
+        c.clock
+    }
+
     /// `rejectCommand`: the error goes to the client, the error statistics count
     /// it, a MULTI in progress becomes dirty, and a known command's
     /// `rejected_calls` grows.
@@ -677,10 +705,10 @@ impl Server {
         let writes = spec.has(flags::WRITE);
         // One reading serves the command's clock and the start of its
         // duration.
-        let now_ms = self.started_unix_ms + (started.since(self.started_mono) / 1000) as i64;
+        let clock = self.command_clock(started);
         let outer = self.access;
         let access = Access {
-            clock: Clock::at_unix_ms(now_ms),
+            clock,
             policy: self.policy,
             // TOUCH touches even for a CLIENT NO-TOUCH client.
             no_touch: client.no_touch && spec.name != "touch",
@@ -1051,6 +1079,32 @@ pub(crate) fn truncate(s: &str, max_bytes: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The clock kept for a millisecond is the one computed afresh, on both
+    /// sides of every boundary, forward and (a reading before the kept
+    /// millisecond) backward.
+    #[test]
+    fn the_kept_command_clock_is_the_computed_one() {
+        let mut s = Server::new();
+        s.started_unix_ms = 1_733_400_059_998;
+        let (mono, unix_ms) = (s.started_mono.0, s.started_unix_ms);
+        let computed = |us: u64| Clock::at_unix_ms(unix_ms + ((us - mono) / 1000) as i64);
+        let readings: Vec<u64> = [0, 1, 999, 1_000, 1_001, 1_999, 2_000, 60_000_999, 61_000, 5]
+            .iter()
+            .map(|d| mono + d)
+            .collect();
+        for &us in &readings {
+            let expected = computed(us);
+            assert_eq!(
+                s.command_clock(clock::Micros(us)),
+                expected,
+                "at +{}",
+                us - mono
+            );
+        }
+        // 59,998 ms + 2 ms crosses a second and a minute.
+        assert_ne!(computed(mono), computed(mono + 2_000));
+    }
 
     #[test]
     fn unknown_commands_and_arity_read_like_redis() {
