@@ -5,6 +5,17 @@
 //! intset or a listpack (sorted, resp. insertion order, on both sides); a
 //! hashtable's order depends on the hash seed, so those replies are compared
 //! as sorted lists.
+//!
+//! The same seed also decides the *encoding* SUNIONSTORE, SDIFFSTORE and
+//! SINTERSTORE give their destination when a source is a hashtable: the result
+//! starts as an intset and converts on the way, to a hashtable if more integers
+//! than `set-max-intset-entries` come before the first string, to a listpack
+//! if a string comes first; the walk order picks which. The same commands on
+//! fresh Redis 8.6.3 servers (a hashtable of 1…8 and `x`, intset limit 3,
+//! then SUNIONSTORE) gave a hashtable 3 times and a listpack 5 times in 8. So
+//! for a destination written from a hashtable, OBJECT ENCODING and MEMORY
+//! USAGE are not compared, only their kind of reply (the core walks with a
+//! fixed seed and always answers one of Redis's possible encodings).
 
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -467,6 +478,8 @@ fn run_set_rounds(
                 pick(&mut rng, &["0", "2", "4", "64"]),
             ),
         ];
+        // Destinations written from a hashtable walk (see the module doc).
+        let mut walk_encoded: Vec<Vec<u8>> = Vec::new();
         let mut setup = vec![words(&["FLUSHALL"])];
         for (name, value) in limits {
             setup.push(words(&["CONFIG", "SET", name, value]));
@@ -504,15 +517,35 @@ fn run_set_rounds(
                     .call(&[b"OBJECT".to_vec(), b"ENCODING".to_vec(), a[2].clone()])
                     .unwrap()
                     .ends_with(b"hashtable\r\n");
+            // A *STORE's destination: its encoding follows the walk of any
+            // hashtable source (decided before the command runs).
+            let stored_from_walk = name.ends_with("STORE").then(|| {
+                a[2..].iter().any(|k| {
+                    redis
+                        .call(&[b"OBJECT".to_vec(), b"ENCODING".to_vec(), k.clone()])
+                        .unwrap()
+                        .ends_with(b"hashtable\r\n")
+                })
+            });
+            let encoding_free =
+                matches!(name.as_str(), "MEMORY" | "OBJECT") && walk_encoded.contains(&a[2]);
             let expected = redis.call(&a).unwrap();
             let got = core.call(&a);
             sent += 1;
+            if let Some(from_walk) = stored_from_walk {
+                walk_encoded.retain(|k| *k != a[1]);
+                if from_walk {
+                    walk_encoded.push(a[1].clone());
+                }
+            }
             if expected == got {
                 continue;
             }
             let (e, g) = (parse_all(&expected), parse_all(&got));
-            let ok =
-                (table && rehash_apart(&e, &g)) || (!exact_order && unordered(&e) == unordered(&g));
+            let same_kind = expected.first() == got.first();
+            let ok = (table && rehash_apart(&e, &g))
+                || (encoding_free && same_kind)
+                || (!exact_order && unordered(&e) == unordered(&g));
             assert!(
                 ok,
                 "round {round}: core and redis differ on: {}\n redis: {:?}\n core:  {:?}",
