@@ -167,13 +167,8 @@ impl LongDouble {
 /// [`LongDouble::parse`] of anything [`parse_short_decimal`] leaves: long
 /// or far-scaled decimals, hexadecimal floats, infinities, and the invalid.
 fn parse_general(s: &[u8]) -> Option<LongDouble> {
-    let text = std::str::from_utf8(s).ok()?;
-    let (negative, body) = match text.as_bytes()[0] {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
-        _ => (false, text),
-    };
-    let lower = body.to_ascii_lowercase();
+    let (negative, body) = split_sign(s);
+    let lower = std::str::from_utf8(body).ok()?.to_ascii_lowercase();
     let value = if lower == "inf" || lower == "infinity" {
         X87DoubleExtended::INFINITY
     } else if let Some(hex) = lower.strip_prefix("0x") {
@@ -226,11 +221,7 @@ fn parse_general(s: &[u8]) -> Option<LongDouble> {
 /// path). `None` for every other input, which the general parser reads
 /// (it allocates: a lower-cased copy and APFloat's decimal conversion).
 fn parse_short_decimal(s: &[u8]) -> Option<LongDouble> {
-    let (negative, body) = match s.first()? {
-        b'-' => (true, &s[1..]),
-        b'+' => (false, &s[1..]),
-        _ => (false, s),
-    };
+    let (negative, body) = split_sign(s);
     let (mantissa, exponent) = match body.iter().position(|&c| c == b'e' || c == b'E') {
         Some(at) => (&body[..at], Some(&body[at + 1..])),
         None => (body, None),
@@ -260,11 +251,7 @@ fn parse_short_decimal(s: &[u8]) -> Option<LongDouble> {
     let e = match exponent {
         None => 0,
         Some(e) => {
-            let (minus, e_digits) = match e.first() {
-                Some(b'-') => (true, &e[1..]),
-                Some(b'+') => (false, &e[1..]),
-                _ => (false, e),
-            };
+            let (minus, e_digits) = split_sign(e);
             // Longer exponents (or none) are the general parser's.
             if e_digits.is_empty() || e_digits.len() > 4 || !e_digits.iter().all(u8::is_ascii_digit)
             {
@@ -292,6 +279,15 @@ fn parse_short_decimal(s: &[u8]) -> Option<LongDouble> {
         m.div_r(ten, Round::NearestTiesToEven).value
     };
     Some(LongDouble(if negative { -v } else { v }))
+}
+
+/// A leading `-` (true) or `+` taken off `s`.
+fn split_sign(s: &[u8]) -> (bool, &[u8]) {
+    match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    }
 }
 
 /// The decimal digits of `n` (below 2^127) at the end of `buf`, at least 18

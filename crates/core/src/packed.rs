@@ -60,16 +60,6 @@ fn header(len: usize) -> ([u8; 9], usize) {
     }
 }
 
-fn header_len(len: usize) -> usize {
-    if len < 64 {
-        1
-    } else if len < 4096 {
-        2
-    } else {
-        9
-    }
-}
-
 impl Packed {
     pub fn new() -> Packed {
         Packed::default()
@@ -110,7 +100,7 @@ impl Packed {
     /// Appends `s` at the end. The buffer grows to the exact size, as
     /// `lpInsert` reallocates a listpack to its new `lpBytes` (no doubling).
     pub fn push(&mut self, s: &[u8]) {
-        self.buf.reserve_exact(header_len(s.len()) + s.len());
+        self.buf.reserve_exact(header(s.len()).1 + s.len());
         push_header(&mut self.buf, s.len());
         self.buf.extend_from_slice(s);
         self.len += 1;

@@ -575,9 +575,7 @@ pub fn hincrby(s: &mut Server, a: &Args) -> CmdResult {
         .checked_add(by)
         .ok_or_else(|| Reply::error("ERR increment or decrement would overflow"))?;
     // The digits printed on the stack (`ll2string`), not into a String.
-    let mut digits = [0u8; 21];
-    let at = crate::num::signed_digits_back(value, &mut digits);
-    store_increment(s, key, field, &digits[at..]);
+    store_increment(s, key, field, crate::num::i64_text(value, &mut [0; 21]));
     stored_increment(s, key, "hincrby");
     Ok(Reply::Integer(value))
 }

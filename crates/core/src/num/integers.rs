@@ -58,6 +58,12 @@ pub fn signed_digits_back(v: i64, buf: &mut [u8]) -> usize {
     at
 }
 
+/// `ll2string` of `v` into `buf`: the text, on the stack.
+pub fn i64_text(v: i64, buf: &mut [u8; 21]) -> &[u8] {
+    let at = signed_digits_back(v, buf);
+    &buf[at..]
+}
+
 /// `sdigits10`: the length of `ll2string(v)`, without printing it.
 pub fn digits10(v: i64) -> usize {
     let sign = usize::from(v < 0);
@@ -128,6 +134,7 @@ mod tests {
             let mut signed = [0u8; 21];
             let at = signed_digits_back(v, &mut signed);
             assert_eq!(&signed[at..], want.as_bytes());
+            assert_eq!(i64_text(v, &mut signed), want.as_bytes());
         }
     }
 

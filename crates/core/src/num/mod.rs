@@ -22,7 +22,7 @@ mod integers;
 mod strtod;
 
 pub use grisu::{double_to_i64_exact, dtoa as fpconv_dtoa, format_double, DoubleText};
-pub use integers::{digits10, digits_back, format_i64, parse_i64, signed_digits_back};
+pub use integers::{digits10, digits_back, format_i64, i64_text, parse_i64, signed_digits_back};
 pub use strtod::{c_str, parse_double_arg, parse_score_bound, strtod_prefix};
 
 /// `getDoubleFromObjectOrReply` with no custom message (ZADD, ZINCRBY scores).

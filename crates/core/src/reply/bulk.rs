@@ -55,9 +55,7 @@ impl BulkBytes {
     /// allocation, where a `String` was made and dropped for every GET of a
     /// counter.
     pub fn of_i64(v: i64) -> BulkBytes {
-        let mut buf = [0u8; 21];
-        let at = crate::num::signed_digits_back(v, &mut buf);
-        BulkBytes::copied(&buf[at..])
+        BulkBytes::copied(crate::num::i64_text(v, &mut [0; 21]))
     }
 
     #[inline]
