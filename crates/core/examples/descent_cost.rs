@@ -68,6 +68,14 @@ fn main() {
                 + list.last_in_score_range(black_box(r)).unwrap_or(0)
         })
     });
+    let paired = best(&mut || per_call(|| list.score_range_span(black_box(&range)).unwrap().0));
+    let many_paired = best(&mut || {
+        per_call(|| {
+            let r = next_range();
+            list.score_range_span(black_box(r))
+                .map_or(0, |(a, b)| a + b)
+        })
+    });
     println!(
         "{MEMBERS} members, {} levels in use, huge pages {}",
         list.level(),
@@ -79,7 +87,9 @@ fn main() {
     );
     println!("first in [400000, 600000]   {first:6.1} ns");
     println!("last in [400000, 600000]    {last:6.1} ns");
+    println!("both, paired walk           {paired:6.1} ns");
     println!("both, 1,024 ranges in turn  {many:6.1} ns");
+    println!("  the same, paired walk     {many_paired:6.1} ns");
     println!("parse one bound \"400000\"    {parse:6.1} ns");
 }
 

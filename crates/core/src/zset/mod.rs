@@ -436,6 +436,26 @@ impl Store {
         }
     }
 
+    /// Ranks of the first and last element in `r`.
+    fn score_span(&self, r: &ScoreRange) -> Option<(usize, usize)> {
+        match self {
+            Store::Skip { order, .. } => order.score_range_span(r),
+            Store::Tree(_) => self
+                .first_in_score_range(r)
+                .and_then(|first| Some((first, self.last_in_score_range(r)?))),
+        }
+    }
+
+    /// Ranks of the first and last member in `r`.
+    fn lex_span(&self, r: &LexRange) -> Option<(usize, usize)> {
+        match self {
+            Store::Skip { order, .. } => order.lex_range_span(r),
+            Store::Tree(_) => self
+                .first_in_lex_range(r)
+                .and_then(|first| Some((first, self.last_in_lex_range(r)?))),
+        }
+    }
+
     fn first_in_lex_range(&self, r: &LexRange) -> Option<usize> {
         match self {
             Store::Skip { order, .. } => order.first_in_lex_range(r),
@@ -885,9 +905,7 @@ impl Zset {
 
     /// Ranks (ascending) of the first and last element inside `range`, if any.
     pub fn score_span(&self, range: &ScoreRange) -> Option<(usize, usize)> {
-        let first = self.store.first_in_score_range(range)?;
-        let last = self.store.last_in_score_range(range)?;
-        Some((first, last))
+        self.store.score_span(range)
     }
 
     /// Rank (ascending) of the first element inside `range` (GEOSEARCH's cells).
@@ -897,9 +915,7 @@ impl Zset {
 
     /// Ranks (ascending) of the first and last element inside a lex range.
     pub fn lex_span(&self, range: &LexRange) -> Option<(usize, usize)> {
-        let first = self.store.first_in_lex_range(range)?;
-        let last = self.store.last_in_lex_range(range)?;
-        Some((first, last))
+        self.store.lex_span(range)
     }
 
     /// Walks ascending ranks `first..=last` (or descending from `last` with `reverse`),

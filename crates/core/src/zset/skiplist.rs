@@ -719,6 +719,26 @@ impl SkipList {
         self.last_matching(|n| range.lte_max(n.score), |n| range.gte_min(n.score))
     }
 
+    /// Both ends of `range` at once: `(first_in_score_range,
+    /// last_in_score_range)` when the range holds an element (ZCOUNT, ZRANGE
+    /// BYSCORE). Redis finds them one after the other (two `zslNthInRange`
+    /// calls); here the two descents walk side by side (see
+    /// [`SkipList::seek_pair`]).
+    pub fn score_range_span(&self, range: &ScoreRange) -> Option<(usize, usize)> {
+        if !self.may_intersect(|s| range.gte_min(s), |s| range.lte_max(s), range.is_empty()) {
+            return None;
+        }
+        self.span_matching(|n| range.gte_min(n.score), |n| range.lte_max(n.score))
+    }
+
+    /// [`SkipList::score_range_span`] for a lex range (ZLEXCOUNT, ZRANGE BYLEX).
+    pub fn lex_range_span(&self, range: &LexRange) -> Option<(usize, usize)> {
+        if !self.lex_may_intersect(range) {
+            return None;
+        }
+        self.span_matching(|n| range.gte_min(n.member()), |n| range.lte_max(n.member()))
+    }
+
     /// 0-based rank of the first member in `range` (`zslNthInLexRange(range, 0)`).
     /// Only meaningful when all scores are equal.
     pub fn first_in_lex_range(&self, range: &LexRange) -> Option<usize> {
@@ -962,6 +982,75 @@ impl SkipList {
     #[inline(always)]
     fn seek(&self, advance: impl FnMut(usize, Elem<'_>) -> bool) -> (NodeId, usize) {
         self.walk_levels(HEADER, 0, self.level, advance, |_, _, _| {})
+    }
+
+    /// Two [`SkipList::seek`]s at once, for the two ends of a range: `below`
+    /// holds up to the range's first element, `within` up to its last, so
+    /// the second walk is never behind the first. On a level, each round
+    /// reads the next record of both walks before comparing for either: the
+    /// walks do not depend on each other, so their loads overlap instead of
+    /// following each other (in a big set most are cache misses; in cache,
+    /// the two chains of dependent loads still run side by side). Whichever
+    /// walk stops first leaves the other to finish the level alone.
+    #[inline(always)]
+    fn seek_pair(
+        &self,
+        mut below: impl FnMut(Elem<'_>) -> bool,
+        mut within: impl FnMut(Elem<'_>) -> bool,
+    ) -> ((NodeId, usize), (NodeId, usize)) {
+        let read = self.arena.reader();
+        let (mut xa, mut ra, mut xb, mut rb) = (HEADER, 0, HEADER, 0);
+        let elem = |id, score: [u8; 8]| Elem {
+            score: f64::from_le_bytes(score),
+            list: self,
+            id,
+        };
+        for i in (0..self.level).rev() {
+            let at = LEVELS_AT + i * LEVEL_BYTES;
+            let mut la = Level::from_bytes(read.word(xa, at));
+            let mut lb = Level::from_bytes(read.word(xb, at));
+            let (mut a_walks, mut b_walks) = (true, true);
+            while a_walks && b_walks {
+                let (Some(na), Some(nb)) = (la.forward(), lb.forward()) else {
+                    break;
+                };
+                let (da, db) = (
+                    read.two_words(na, SCORE_AT, at),
+                    read.two_words(nb, SCORE_AT, at),
+                );
+                a_walks = below(elem(na, da.0));
+                b_walks = within(elem(nb, db.0));
+                if a_walks {
+                    ra += la.span();
+                    xa = na;
+                    la = Level::from_bytes(da.1);
+                }
+                if b_walks {
+                    rb += lb.span();
+                    xb = nb;
+                    lb = Level::from_bytes(db.1);
+                }
+            }
+            while let Some(na) = la.forward().filter(|_| a_walks) {
+                let (score, link) = read.two_words(na, SCORE_AT, at);
+                if !below(elem(na, score)) {
+                    break;
+                }
+                ra += la.span();
+                xa = na;
+                la = Level::from_bytes(link);
+            }
+            while let Some(nb) = lb.forward().filter(|_| b_walks) {
+                let (score, link) = read.two_words(nb, SCORE_AT, at);
+                if !within(elem(nb, score)) {
+                    break;
+                }
+                rb += lb.span();
+                xb = nb;
+                lb = Level::from_bytes(link);
+            }
+        }
+        ((xa, ra), (xb, rb))
     }
 
     /// The walk itself, from node `x` of rank `rank` down levels `from - 1`
@@ -1332,6 +1421,20 @@ impl SkipList {
         (id != HEADER && gte_min(self.elem(id))).then(|| rank - 1)
     }
 
+    /// Ranks of the first node with `gte_min` and of the last with `lte_max`,
+    /// if the first also has `lte_max` ([`SkipList::first_matching`] and
+    /// [`SkipList::last_matching`] in one paired walk). When the first
+    /// matches both, so does the last: it is at or after the first.
+    fn span_matching(
+        &self,
+        gte_min: impl Fn(Elem<'_>) -> bool,
+        lte_max: impl Fn(Elem<'_>) -> bool,
+    ) -> Option<(usize, usize)> {
+        let ((x, first), (_, after_last)) = self.seek_pair(|n| !gte_min(n), &lte_max);
+        let id = self.node(x).next()?;
+        lte_max(self.elem(id)).then(|| (first, after_last - 1))
+    }
+
     /// Node handles, head to tail.
     pub(crate) fn keys(&self) -> impl Iterator<Item = NodeKey> + '_ {
         self.ids()
@@ -1520,12 +1623,14 @@ mod tests {
         let (first, last) = model_bounds(model, |(s, _)| r.contains(*s));
         assert_eq!(sl.first_in_score_range(r), first, "first in {r:?}");
         assert_eq!(sl.last_in_score_range(r), last, "last in {r:?}");
+        assert_eq!(sl.score_range_span(r), first.zip(last), "span of {r:?}");
     }
 
     fn check_lex_range(sl: &SkipList, model: &Model, r: &LexRange) {
         let (first, last) = model_bounds(model, |(_, m)| r.contains(m));
         assert_eq!(sl.first_in_lex_range(r), first, "first in {r:?}");
         assert_eq!(sl.last_in_lex_range(r), last, "last in {r:?}");
+        assert_eq!(sl.lex_range_span(r), first.zip(last), "span of {r:?}");
     }
 
     fn check_rank_lookups(sl: &SkipList, model: &Model, rng: &mut ChaCha8Rng) {
