@@ -6,7 +6,8 @@
 //! `cargo run --release -p redislab-core --example zset_cost [-- FILTER]`
 //!
 //! FILTER keeps the commands whose label contains it. Run under `perf record -g`
-//! to see where a command's time goes.
+//! to see where a command's time goes; `ZSET_COST_SCALE=N` makes every pass N
+//! times longer, so that the timed calls, not the build, fill the profile.
 
 mod common;
 use common::thread_cpu_ns;
@@ -113,6 +114,14 @@ fn main() {
     let ops: Vec<_> = ops
         .into_iter()
         .filter(|o| o.0.contains(filter.as_str()))
+        .collect();
+    let scale: usize = std::env::var("ZSET_COST_SCALE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let ops: Vec<_> = ops
+        .into_iter()
+        .map(|(label, a, calls, setup)| (label, a, calls * scale, setup))
         .collect();
     let mut best = vec![f64::MAX; ops.len()];
     for _ in 0..5 {
