@@ -289,6 +289,10 @@ def main():
     for name, port in servers.items():
         print(f"bench: filling {MEMBERS:,} members on {name}", flush=True)
         memory[name] = fill(port)
+    # Which clock each server times its commands with (INFO server's
+    # monotonic_clock): part of every command's cost, and of usec_per_call.
+    clocks = {name: Conn(port).info_field("server", "monotonic_clock") or "not reported"
+              for name, port in servers.items()}
     results = []
     for label, cmd in TESTS:
         for pipeline in (1, 16):
@@ -321,6 +325,7 @@ def main():
     doc = {"bench": "redis-benchmark -c 50 -r 1000000", "rounds": a.rounds,
            "redis_version": a.redis_version,
            "machine": machine, "measured": time.strftime("%Y-%m-%d %H:%M"), "memory": memory,
+           "monotonic_clock": clocks,
            "results": results, **inproc}
     if peers:
         doc["peers"] = peers
@@ -330,6 +335,7 @@ def main():
         f.write("\n")
     lines = [f"redis-benchmark against the core's listener and Redis {a.redis_version}, same run",
              f"machine: {machine}", f"measured: {doc['measured']}",
+             f"command clock (INFO monotonic_clock): core {clocks['core']}; redis {clocks['redis']}",
              f"-c 50, -n {a.requests:,} (×4 with -P 16), -r {MEMBERS:,}; ZSET commands on a "
              f"{MEMBERS:,}-member key; each figure the median of {a.rounds} rounds, the servers "
              f"alternating (range = lowest and highest ratio of one round)", "",

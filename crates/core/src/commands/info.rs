@@ -104,6 +104,7 @@ fn server(s: &Server, f: &mut Fields) {
         format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
     );
     f.add("arch_bits", 64);
+    f.add("monotonic_clock", crate::server::clock::source());
     f.add("multiplexing_api", "epoll");
     f.add("process_id", std::process::id());
     f.add("process_supervised", "no");
