@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use redislab_harness::testing::{redis_for_test, RawRedis};
+use redislab_harness::testing::{redis_for_test, redis_with_debug_for_test, RawRedis};
 use redislab_listener::CoreListener;
 
 fn argv(parts: &[&str]) -> Vec<Vec<u8>> {
@@ -308,4 +308,34 @@ fn watched_stale_and_touched_keys_answer_like_redis() {
     for ((r, c), (_, words)) in redis.iter().zip(&mine).zip(&steps) {
         assert_eq!(c, r, "core and Redis differ at {words:?}");
     }
+}
+
+/// A transaction runs at the time EXEC started (Redis's
+/// `commandTimeSnapshot`, taken only for the outermost command): a key set
+/// with PX 5 inside it is still there, its PTTL whole, after a 20 ms sleep
+/// in the same queue, and gone for the next command. The core used the wall
+/// clock for each queued command and answered nil and -2.
+#[test]
+fn a_transaction_sees_the_time_exec_started() {
+    let Some(server) = redis_with_debug_for_test() else {
+        return;
+    };
+    let core = CoreListener::start(0).expect("core listener");
+    use Who::{Admin, Tx};
+    let steps: &[(Who, &[&str])] = &[
+        (Admin, &["DEL", "snaptx:k"]),
+        (Tx, &["MULTI"]),
+        (Tx, &["SET", "snaptx:k", "v", "PX", "5"]),
+        (Tx, &["DEBUG", "SLEEP", "0.02"]),
+        (Tx, &["GET", "snaptx:k"]),
+        (Tx, &["PTTL", "snaptx:k"]),
+        (Tx, &["PEXPIRE", "snaptx:k", "5"]),
+        (Tx, &["DEBUG", "SLEEP", "0.02"]),
+        (Tx, &["EXISTS", "snaptx:k"]),
+        (Tx, &["EXEC"]),
+        (Tx, &["GET", "snaptx:k"]),
+    ];
+    let redis = replies(server.port, steps);
+    let mine = replies(core.port(), steps);
+    compare(&redis, &mine, steps);
 }

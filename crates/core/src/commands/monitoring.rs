@@ -280,13 +280,13 @@ fn latency_help(_: &mut Server, _: &Args) -> CmdResult {
     ))
 }
 
+/// TIME: the command's time snapshot (Redis answers its cached
+/// `server.ustime`, taken when the outermost command started).
 fn time(_: &mut Server, _: &Args) -> CmdResult {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
+    let us = crate::scripting::clock::now_us().max(0);
     Ok(Reply::Array(vec![
-        Reply::bulk(now.as_secs().to_string()),
-        Reply::bulk(now.subsec_micros().to_string()),
+        Reply::bulk((us / 1_000_000).to_string()),
+        Reply::bulk((us % 1_000_000).to_string()),
     ]))
 }
 

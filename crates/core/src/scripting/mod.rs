@@ -36,9 +36,8 @@
 //! * **Errors** worded as Redis words them, including the
 //!   `script: <sha or function>, on @user_script:<line>.` suffix of a failed
 //!   run, and counted in the error statistics as Redis counts them.
-//! * **The frozen clock** ([`clock`]): inside a script, key expiry uses the
-//!   time the script started ([`clock::now_us`] is the time a TIME command
-//!   should answer; the core has no TIME command yet).
+//! * **The frozen clock** ([`clock`]): inside a script, key expiry and TIME
+//!   use the time the script's command started, as inside any command.
 //! * **A script that runs too long** ([`busy`]): past `busy-reply-threshold`
 //!   the Lua hook lets the transport answer other clients `-BUSY`; SCRIPT KILL,
 //!   FUNCTION KILL or SHUTDOWN NOSAVE stop it.

@@ -29,7 +29,7 @@ use std::sync::OnceLock;
 
 /// A reading of the monotonic clock (`CLOCK_MONOTONIC`, the clock `Instant`
 /// reads on Linux), in whole microseconds from an arbitrary start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Micros(pub u64);
 
 /// The clock now.

@@ -40,6 +40,7 @@ use crate::commands::Args;
 use crate::keyspace::{Access, ExpireCycleStats, Keyspace};
 use crate::lru::{Clock, Policy};
 use crate::reply::{errors, Reply};
+use crate::scripting::clock::Freeze;
 use crate::watch::Incoming;
 pub use client::{Client, ClientId, ClientKind, ConnectInfo};
 use client_map::ClientMap;
@@ -154,12 +155,16 @@ pub struct Server {
 }
 
 /// The millisecond `[from, until)` (monotonic microseconds) the last
-/// command's clock was computed for, and its LRU/LFU clocks.
+/// command's clock was computed for, its LRU/LFU clocks, and a reading of
+/// the wall clock taken then with the monotonic reading it goes with (a
+/// command's time snapshot is that wall time plus the monotonic clock's
+/// progress since, so it reads the wall clock once a millisecond at most).
 #[derive(Clone, Copy, Default)]
 struct ClockCache {
     from: u64,
     until: u64,
     clock: Clock,
+    wall_at: (clock::Micros, i64),
 }
 
 pub use crate::scripting::busy::{BusyContext, BusyHandler, BusyState, BusyVerdict};
@@ -659,7 +664,16 @@ impl Server {
         c.from = self.started_mono.0 + ms * 1000;
         c.until = c.from + 1000;
         c.clock = Clock::at_unix_ms(self.started_unix_ms + ms as i64);
+        c.wall_at = (started, crate::scripting::clock::wall_us());
         c.clock
+    }
+
+    /// The wall time in Unix microseconds of a command started at
+    /// `started`, for its time snapshot (after [`Server::command_clock`]
+    /// for the same reading).
+    fn command_time_us(&self, started: clock::Micros) -> i64 {
+        let (mono, wall) = self.clock_cache.wall_at;
+        wall + started.since(mono) as i64
     }
 
     /// `rejectCommand`: the error goes to the client, the error statistics count
@@ -706,6 +720,10 @@ impl Server {
         // One reading serves the command's clock and the start of its
         // duration.
         let clock = self.command_clock(started);
+        // Redis's `commandTimeSnapshot`: this command's lookups (and, for
+        // EXEC or a script, every command inside, which keeps this one's)
+        // see the time it started.
+        let _time = Freeze::at(|| self.command_time_us(started));
         let outer = self.access;
         let access = Access {
             clock,

@@ -213,6 +213,35 @@ mod tests {
         assert_eq!(s.call(a, &argv(&["EXEC"])), Reply::NilArray);
     }
 
+    /// EXEC's queue runs at one time, EXEC's start (Redis's
+    /// `commandTimeSnapshot` is taken at nesting level 0): a key set with
+    /// PX 5 is still there, its PTTL whole, after a 20 ms sleep inside the
+    /// same transaction, and TIME answers the same value before and after.
+    #[test]
+    fn exec_runs_its_queue_at_the_time_it_started() {
+        let mut s = Server::new();
+        let a = s.connect(ConnectInfo::in_process());
+        s.call(a, &argv(&["MULTI"]));
+        for words in [
+            &["SET", "k", "v", "PX", "5"][..],
+            &["TIME"],
+            &["DEBUG", "SLEEP", "0.02"],
+            &["GET", "k"],
+            &["PTTL", "k"],
+            &["TIME"],
+        ] {
+            s.call(a, &argv(words));
+        }
+        let Reply::Array(replies) = s.call(a, &argv(&["EXEC"])) else {
+            panic!("EXEC answered no array");
+        };
+        assert_eq!(replies[3], Reply::bulk("v"));
+        assert_eq!(replies[4], Reply::Integer(5));
+        assert_eq!(replies[1], replies[5], "TIME moved inside EXEC");
+        // The next command has a time of its own: the key is gone.
+        assert_eq!(s.call(a, &argv(&["GET", "k"])), Reply::Nil);
+    }
+
     #[test]
     fn exec_runs_the_queue_and_watch_aborts_on_a_write() {
         let mut s = Server::new();
