@@ -89,7 +89,7 @@
 //! * The range deletions return the removed members, where Redis deletes them
 //!   from the dict itself.
 
-use super::arena::Pages;
+use super::arena::{Pages, Reader};
 use crate::dict::{siphash12, Chains, Slot, NIL};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -1031,26 +1031,41 @@ impl SkipList {
                     lb = Level::from_bytes(db.1);
                 }
             }
-            while let Some(na) = la.forward().filter(|_| a_walks) {
-                let (score, link) = read.two_words(na, SCORE_AT, at);
-                if !below(elem(na, score)) {
-                    break;
-                }
-                ra += la.span();
-                xa = na;
-                la = Level::from_bytes(link);
+            if a_walks {
+                self.walk_on(&read, at, (&mut xa, &mut ra, &mut la), &mut below);
             }
-            while let Some(nb) = lb.forward().filter(|_| b_walks) {
-                let (score, link) = read.two_words(nb, SCORE_AT, at);
-                if !within(elem(nb, score)) {
-                    break;
-                }
-                rb += lb.span();
-                xb = nb;
-                lb = Level::from_bytes(link);
+            if b_walks {
+                self.walk_on(&read, at, (&mut xb, &mut rb, &mut lb), &mut within);
             }
         }
         ((xa, ra), (xb, rb))
+    }
+
+    /// One walk's steps on the level whose links are at `at`, alone: from
+    /// node `x` of rank `rank` along `link` while `advance` holds (the end
+    /// of a level in the paired walks, once the other walk has stopped).
+    #[inline(always)]
+    fn walk_on(
+        &self,
+        read: &Reader<'_, WORD>,
+        at: usize,
+        (x, rank, link): (&mut NodeId, &mut usize, &mut Level),
+        advance: &mut impl FnMut(Elem<'_>) -> bool,
+    ) {
+        while let Some(next) = link.forward() {
+            let (score, next_link) = read.two_words(next, SCORE_AT, at);
+            let candidate = Elem {
+                score: f64::from_le_bytes(score),
+                list: self,
+                id: next,
+            };
+            if !advance(candidate) {
+                break;
+            }
+            *rank += link.span();
+            *x = next;
+            *link = Level::from_bytes(next_link);
+        }
     }
 
     /// The walk itself, from node `x` of rank `rank` down levels `from - 1`
@@ -1160,14 +1175,8 @@ impl SkipList {
                 b_walks = step_b(nb, db, &mut lb, &mut xb, &mut rb);
             }
             // Whichever walk has not stopped finishes the level alone.
-            while let Some(na) = la.forward().filter(|_| a_walks) {
-                let (score, link) = read.two_words(na, SCORE_AT, at);
-                if !to_node(elem(na, score)) {
-                    break;
-                }
-                ra += la.span();
-                xa = na;
-                la = Level::from_bytes(link);
+            if a_walks {
+                self.walk_on(&read, at, (&mut xa, &mut ra, &mut la), &mut to_node);
             }
             while let Some(nb) = lb.forward().filter(|_| b_walks) {
                 let d = read.two_words(nb, SCORE_AT, at);
