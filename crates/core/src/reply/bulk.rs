@@ -6,9 +6,9 @@
 //! bytes must be owned; a `Vec<u8>` made of a three-byte value cost GET a
 //! `malloc` and a `free` (measured under callgrind: about a quarter of the
 //! instructions of the whole command path of a GET that hits). A [`BulkBytes`]
-//! holds up to [`INLINE_BULK`] bytes in the room the reply already has (its
-//! largest shape, [`Members`](super::Members), is bigger), and keeps a vector a
-//! command already built as it is, without copying it.
+//! holds up to [`INLINE_BULK`] bytes inside the reply (it is the reply's
+//! largest shape: a [`Reply`](super::Reply) is 64 bytes), and keeps a vector
+//! a command already built as it is, without copying it.
 
 /// Bytes that are kept inside the reply (longer ones are a vector).
 pub const INLINE_BULK: usize = 62;
@@ -103,11 +103,16 @@ crate::inline_bytes::reads_as_bytes!(BulkBytes);
 mod tests {
     use super::*;
 
-    /// Short bytes cost no allocation and the reply no room: a bulk fits in
-    /// the reply's existing size at every inline length.
+    /// Short bytes cost no allocation and the reply no room beyond the
+    /// inline bulk itself.
     #[test]
     fn bytes_read_back_at_every_length_and_short_ones_stay_inline() {
-        assert!(std::mem::size_of::<BulkBytes>() <= std::mem::size_of::<super::super::Members>());
+        // The inline bulk is the reply's largest shape and sets its size
+        // (64 bytes): no room is added for it.
+        assert_eq!(
+            std::mem::size_of::<super::super::Reply>(),
+            std::mem::size_of::<BulkBytes>()
+        );
         for v in [0, 7, -7, 10, 99, 100, -100, 12345, i64::MAX, i64::MIN] {
             let bulk = BulkBytes::of_i64(v);
             assert_eq!(bulk.as_bytes(), v.to_string().as_bytes(), "{v}");

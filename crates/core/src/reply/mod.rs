@@ -81,17 +81,16 @@ pub enum Reply {
 
 /// The elements of [`Reply::Members`]: what Redis's `addReplyBulkCBuffer` and
 /// `addReplyDouble` write straight into the client's buffer while ZRANGE walks
-/// the set. The members are encoded once (`$<len>\r\n<bytes>\r\n`, the same in
-/// both protocols) as they are read where they are stored; the scores, whose
-/// bytes depend on the protocol, are kept as numbers and printed on the stack
-/// when the reply is encoded. A reply grows its two buffers by doubling: no
-/// allocation per element.
+/// the set. Each element is encoded once, as it is read where it is stored,
+/// into one buffer holding the RESP2 bytes of the whole array: the member as
+/// a bulk string and, with scores, the score's text (printed on the stack) as
+/// the next one. A RESP2 reply is then that buffer behind its header; RESP3
+/// (a `[member, double]` pair per element) and the plain reply values of
+/// [`Members::to_reply`] are read back from it. The buffer grows by doubling:
+/// no allocation per element, one per reply.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Members {
     bulks: Vec<u8>,
-    /// End of each member's bulk in `bulks` (with scores only).
-    ends: Vec<usize>,
-    scores: Vec<f64>,
     with_scores: bool,
     len: usize,
 }
@@ -106,13 +105,14 @@ impl Members {
     }
 
     /// An empty reply with room for `n` elements of members about
-    /// `member_len` bytes long (the buffers still grow past it if needed).
+    /// `member_len` bytes long (the buffer still grows past it if needed).
     pub fn with_capacity(with_scores: bool, n: usize, member_len: usize) -> Members {
         let n = n.min(1 << 16);
+        // A bulk's header and end are at most 8 bytes for such members; a
+        // score's bulk is at most 32 (usually under 16).
+        let per_element = member_len + 8 + if with_scores { 16 } else { 0 };
         Members {
-            bulks: Vec::with_capacity(n * (member_len + 8)),
-            ends: Vec::with_capacity(if with_scores { n } else { 0 }),
-            scores: Vec::with_capacity(if with_scores { n } else { 0 }),
+            bulks: Vec::with_capacity(n * per_element),
             with_scores,
             len: 0,
         }
@@ -123,8 +123,10 @@ impl Members {
     pub fn push(&mut self, member: &[u8], score: f64) {
         bulk(&mut self.bulks, member);
         if self.with_scores {
-            self.ends.push(self.bulks.len());
-            self.scores.push(score);
+            bulk(
+                &mut self.bulks,
+                crate::num::DoubleText::new(score).as_bytes(),
+            );
         }
         self.len += 1;
     }
@@ -138,53 +140,57 @@ impl Members {
     }
 
     fn encode(&self, out: &mut Vec<u8>, resp3: bool) {
-        if !self.with_scores {
-            header(out, b'*', self.len as i64);
+        let n = self.len as i64;
+        if !self.with_scores || !resp3 {
+            header(out, b'*', if self.with_scores { 2 * n } else { n });
             out.extend_from_slice(&self.bulks);
             return;
         }
-        let n = self.len as i64;
-        header(out, b'*', if resp3 { n } else { 2 * n });
-        let mut start = 0;
-        for (&end, &score) in self.ends.iter().zip(&self.scores) {
-            if resp3 {
-                out.extend_from_slice(b"*2\r\n");
-            }
-            out.extend_from_slice(&self.bulks[start..end]);
-            start = end;
-            let text = crate::num::DoubleText::new(score);
-            if resp3 {
-                line(out, b',', text.as_bytes());
-            } else {
-                bulk(out, text.as_bytes());
-            }
+        // RESP3: each member's bulk as it is, its score's text as a double.
+        header(out, b'*', n);
+        let mut bulks = Bulks(&self.bulks);
+        while let (Some((member, _)), Some((_, score))) = (bulks.next(), bulks.next()) {
+            out.extend_from_slice(b"*2\r\n");
+            out.extend_from_slice(member);
+            line(out, b',', score);
         }
     }
 
     /// The same reply as ordinary values: [`Reply::Array`] of bulks, or
-    /// [`Reply::Pairs`] (for scripts, and for tests comparing replies).
+    /// [`Reply::Pairs`] (for scripts, and for tests comparing replies). A
+    /// score's text reads back as the very double it was printed from (the
+    /// shortest text that does).
     pub fn to_reply(&self) -> Reply {
-        let mut members = Vec::with_capacity(self.len);
-        let mut rest = &self.bulks[..];
-        while let Some(eol) = rest.iter().position(|&b| b == b'\r') {
-            let len: usize = std::str::from_utf8(&rest[1..eol])
-                .ok()
-                .and_then(|t| t.parse().ok())
-                .unwrap_or(0);
-            members.push(rest[eol + 2..eol + 2 + len].to_vec());
-            rest = &rest[eol + 2 + len + 2..];
-        }
+        let mut bulks = Bulks(&self.bulks);
         if self.with_scores {
-            Reply::Pairs(
-                members
-                    .into_iter()
-                    .zip(&self.scores)
-                    .map(|(m, &s)| (Reply::bulk_vec(m), Reply::Double(s)))
-                    .collect(),
-            )
+            let mut pairs = Vec::with_capacity(self.len);
+            while let (Some((_, member)), Some((_, score))) = (bulks.next(), bulks.next()) {
+                let score = crate::num::parse_score_bound(score).map_or(f64::NAN, |(v, _)| v);
+                pairs.push((Reply::bulk(member), Reply::Double(score)));
+            }
+            Reply::Pairs(pairs)
         } else {
-            Reply::Array(members.into_iter().map(Reply::bulk_vec).collect())
+            Reply::Array(bulks.map(|(_, member)| Reply::bulk(member)).collect())
         }
+    }
+}
+
+/// The bulk strings of a [`Members`] buffer in turn: each as its whole
+/// encoding and its bytes.
+struct Bulks<'a>(&'a [u8]);
+
+impl<'a> Iterator for Bulks<'a> {
+    type Item = (&'a [u8], &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        // `$<len>\r\n<bytes>\r\n`, written by `bulk` above: the length has
+        // no `\r`, the bytes may.
+        let eol = self.0.iter().position(|&b| b == b'\r')?;
+        let len: usize = std::str::from_utf8(&self.0[1..eol]).ok()?.parse().ok()?;
+        let end = eol + 2 + len + 2;
+        let (whole, rest) = self.0.split_at(end);
+        self.0 = rest;
+        Some((whole, &whole[eol + 2..eol + 2 + len]))
     }
 }
 
