@@ -180,8 +180,9 @@ def inprocess_lines(inproc):
                   "upc ratio = core usec_per_call / redis usec_per_call: each server's INFO commandstats over the same",
                   "calls, read the same way (differences of whole-microsecond clock readings). The windows differ in one",
                   "part: Redis's includes writing the reply into the client buffer, the core's ends at the reply value",
-                  "(from its call(), after the lookup and checks, as Redis's; its RESP encoding comes after, and ZRANGE's scores are formatted there), so for",
-                  "long replies the upc ratio leaves that part of the core's work out. Below 1: the core is cheaper."]
+                  "(from its call(), after the lookup and checks, as Redis's; ZRANGE's members and scores are written as RESP",
+                  "bytes inside it, the copy into the output buffer comes after), so for long replies the upc ratio leaves",
+                  "that copy out. Below 1: the core is cheaper."]
     mem = inproc.get("memory_types") or []
     if mem:
         lines += ["", "memory per element, each type: the core's usable heap in process (counting allocator) "
