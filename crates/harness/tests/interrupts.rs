@@ -893,3 +893,59 @@ fn measure_interrupted_runs() {
         tally.refused_next
     );
 }
+
+/// A worker of lab zsb whose stdout nobody reads any more (the lab was
+/// interrupted and dropped its pipes before killing every worker) stops
+/// quietly. It wrote with `println!` and panicked on the broken pipe, a panic
+/// message the interrupt test above then found in the lab's stderr (once in
+/// a clean-clone CI run).
+#[test]
+fn a_zsb_worker_whose_stdout_is_closed_stops_without_a_panic() {
+    let Some(bin) = lab_binary("zsb-delayed-lua") else {
+        return;
+    };
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let url = server.url();
+    let queue = "zsbtest:queue";
+    let mut conn = redis::Client::open(url.as_str())
+        .and_then(|c| c.get_connection())
+        .expect("connect");
+    for i in 0..5 {
+        let _: i64 = redis::cmd("ZADD")
+            .arg(queue)
+            .arg(i)
+            .arg(format!("job{i}"))
+            .query(&mut conn)
+            .expect("ZADD");
+    }
+    let mut child = Command::new(&bin)
+        .args([
+            "--worker",
+            &url,
+            "plain",
+            queue,
+            "zsbtest:processing",
+            "1",
+            "1000",
+            "0",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the worker");
+    // The read end goes before the worker's first line.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait for the worker");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "stderr:\n{stderr}");
+    assert!(out.status.success(), "{:?}, stderr:\n{stderr}", out.status);
+    // It stopped at its first line: at most the one job it popped is gone.
+    let left: i64 = redis::cmd("ZCARD")
+        .arg(queue)
+        .query(&mut conn)
+        .expect("ZCARD");
+    assert!(left >= 4, "{left} jobs left");
+}

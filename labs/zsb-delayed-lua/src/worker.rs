@@ -129,7 +129,9 @@ fn work(job: &Job) -> Result<(), String> {
             }
             return Ok(());
         };
-        println!("start {id}");
+        if !tell(&format!("start {id}")) {
+            return Ok(());
+        }
         starts += 1;
         if starts == job.hold_at {
             // Mid-job until killed; stdin's end (the parent gone) ends the wait.
@@ -137,11 +139,24 @@ fn work(job: &Job) -> Result<(), String> {
             return Err(format!("{id}: the lab did not kill this worker mid-job"));
         }
         sleep(Duration::from_millis(job.work_ms));
-        println!("done {id}");
+        if !tell(&format!("done {id}")) {
+            return Ok(());
+        }
         if job.design == "lease" {
             let _: i64 = q(redis::cmd("ZREM").arg(&job.processing).arg(&id), &mut conn)?;
         }
     }
+}
+
+/// Tells the lab one line of progress on stdout; false once the lab no
+/// longer reads it. That happens when the lab is interrupted: it stops
+/// reading before it has killed every worker, and a worker that wrote with
+/// `println!` then panicked on the broken pipe (seen in the interrupt tests,
+/// where a panic message is a failure). Such a worker just stops.
+fn tell(line: &str) -> bool {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}").and_then(|()| out.flush()).is_ok()
 }
 
 /// `main` of a worker process; `args` follow `--worker`.
