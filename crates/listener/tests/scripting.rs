@@ -335,3 +335,25 @@ fn a_script_released_from_behind_a_blocked_command_still_answers_busy() {
         .starts_with("-ERR Script killed by user with SCRIPT KILL"));
     assert_eq!(waiter.call(&["PING"]), "+PONG\r\n");
 }
+
+/// The deepest recursion a client can ask for (cjson nesting at Redis's
+/// limit of 1,000 levels and one past it, cmsgpack packing 1,000 levels, a
+/// script's reply nested 150 deep) is answered and the server stays up, in
+/// the default mode where the I/O thread runs a command when the server is
+/// free (std's 2 MB stack; the executor thread has 16 MB). Checked in debug
+/// builds too, whose frames are larger.
+#[test]
+fn the_deepest_nesting_a_script_can_ask_for_leaves_the_server_up() {
+    let listener = CoreListener::start(0).unwrap();
+    let mut c = Raw::to(&listener);
+    for script in [
+        "return #cjson.encode(cjson.decode(string.rep('[', 999) .. string.rep(']', 999)))",
+        "return cjson.decode(string.rep('[', 1001) .. string.rep(']', 1001))",
+        "local t = {} local at = t for i = 1, 999 do at[1] = {} at = at[1] end return #cmsgpack.pack(t)",
+        "local function deep(n) if n == 0 then return 1 end return {deep(n - 1)} end return deep(150)",
+    ] {
+        let reply = c.call(&["EVAL", script, "0"]);
+        assert!(!reply.is_empty(), "{script}: no reply");
+        assert_eq!(c.call(&["PING"]), "+PONG\r\n", "after {script}");
+    }
+}
