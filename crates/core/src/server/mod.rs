@@ -652,28 +652,22 @@ impl Server {
         self.call_in(client, spec, fullname, argv)
     }
 
-    /// The LRU/LFU clocks of a command started at `started`: computed once
-    /// per millisecond (three divisions in a row) and reused by the commands
-    /// of the same millisecond.
-    fn command_clock(&mut self, started: clock::Micros) -> Clock {
+    /// The LRU/LFU clocks of a command started at `started` and its wall
+    /// time in Unix microseconds (its time snapshot): the clocks computed
+    /// once per millisecond (three divisions in a row) and reused by the
+    /// commands of the same millisecond, the wall time that millisecond's
+    /// reading of the wall clock plus the monotonic clock's progress since.
+    fn command_clock(&mut self, started: clock::Micros) -> (Clock, i64) {
         let c = &mut self.clock_cache;
-        if (c.from..c.until).contains(&started.0) {
-            return c.clock;
+        if !(c.from..c.until).contains(&started.0) {
+            let ms = started.since(self.started_mono) / 1000;
+            c.from = self.started_mono.0 + ms * 1000;
+            c.until = c.from + 1000;
+            c.clock = Clock::at_unix_ms(self.started_unix_ms + ms as i64);
+            c.wall_at = (started, crate::scripting::clock::wall_us());
         }
-        let ms = started.since(self.started_mono) / 1000;
-        c.from = self.started_mono.0 + ms * 1000;
-        c.until = c.from + 1000;
-        c.clock = Clock::at_unix_ms(self.started_unix_ms + ms as i64);
-        c.wall_at = (started, crate::scripting::clock::wall_us());
-        c.clock
-    }
-
-    /// The wall time in Unix microseconds of a command started at
-    /// `started`, for its time snapshot (after [`Server::command_clock`]
-    /// for the same reading).
-    fn command_time_us(&self, started: clock::Micros) -> i64 {
-        let (mono, wall) = self.clock_cache.wall_at;
-        wall + started.since(mono) as i64
+        let (mono, wall) = c.wall_at;
+        (c.clock, wall + started.since(mono) as i64)
     }
 
     /// `rejectCommand`: the error goes to the client, the error statistics count
@@ -719,11 +713,11 @@ impl Server {
         let writes = spec.has(flags::WRITE);
         // One reading serves the command's clock and the start of its
         // duration.
-        let clock = self.command_clock(started);
+        let (clock, wall_us) = self.command_clock(started);
         // Redis's `commandTimeSnapshot`: this command's lookups (and, for
         // EXEC or a script, every command inside, which keeps this one's)
         // see the time it started.
-        let _time = Freeze::at(|| self.command_time_us(started));
+        let _time = Freeze::at(|| wall_us);
         let outer = self.access;
         let access = Access {
             clock,
@@ -1114,7 +1108,7 @@ mod tests {
         for &us in &readings {
             let expected = computed(us);
             assert_eq!(
-                s.command_clock(clock::Micros(us)),
+                s.command_clock(clock::Micros(us)).0,
                 expected,
                 "at +{}",
                 us - mono
