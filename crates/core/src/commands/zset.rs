@@ -567,8 +567,10 @@ enum ParsedRange {
 }
 
 /// All the ZRANGE forms, new and old, and ZRANGESTORE (`zrangeGenericCommand`).
-/// `direction` is `None` when REV may still be given as an option; with `store` the
-/// arguments start one later (after the destination) and WITHSCORES is refused.
+/// `direction` is `None` when REV may still be given as an option (once: a second
+/// REV, like a second BYSCORE or BYLEX, is a syntax error, as in Redis, whose loop
+/// tests the direction it has just set); with `store` the arguments start one
+/// later (after the destination) and WITHSCORES is refused.
 fn range_generic(
     s: &mut Server,
     a: &Args,
@@ -588,7 +590,7 @@ fn range_generic(
             offset = a.int(i + 1)?;
             limit = a.int(i + 2)?;
             i += 2;
-        } else if direction.is_none() && a.is(i, "rev") {
+        } else if reverse.is_none() && a.is(i, "rev") {
             reverse = Some(true);
         } else if kind == RangeKind::Auto && a.is(i, "bylex") {
             kind = RangeKind::Lex;
@@ -1159,6 +1161,31 @@ mod tests {
         let mut out = Vec::new();
         r.encode(&mut out, p);
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_repeated_range_option_is_a_syntax_error() {
+        let mut s = Server::new();
+        s.cmd(&["ZADD", "z", "1", "a", "2", "b"]);
+        let syntax = Reply::error("ERR syntax error");
+        // Checked before the range is parsed: "1.5" is no rank, yet the
+        // answer is the syntax error (Redis 8.6.3 answers the same).
+        for argv in [
+            &["ZRANGE", "z", "0", "1.5", "REV", "REV"][..],
+            &["ZRANGE", "z", "0", "-1", "BYSCORE", "REV", "REV"],
+            &["ZREVRANGE", "z", "0", "-1", "REV"],
+            &["ZRANGE", "z", "0", "1", "BYSCORE", "BYSCORE"],
+            &["ZRANGE", "z", "-", "+", "BYLEX", "BYSCORE"],
+            &["ZRANGESTORE", "d", "z", "0", "-1", "REV", "REV"],
+        ] {
+            assert_eq!(s.cmd(argv), syntax, "{argv:?}");
+        }
+        // One REV, and WITHSCORES twice, are accepted.
+        assert_eq!(
+            s.cmd(&["ZRANGE", "z", "0", "0", "REV", "WITHSCORES", "WITHSCORES"]),
+            s.cmd(&["ZRANGE", "z", "0", "0", "REV", "WITHSCORES"])
+        );
+        assert_eq!(s.cmd(&["EXISTS", "d"]), Reply::Integer(0));
     }
 
     #[test]
