@@ -301,11 +301,18 @@ fn ttl_generic(s: &mut Server, a: &Args, millis: bool, absolute: bool) -> CmdRes
         None => -2,
         Some(None) => -1,
         Some(Some(at)) => {
-            let left = if absolute { at } else { at - now_ms() }.max(0);
+            let left = if absolute {
+                at
+            } else {
+                at.saturating_sub(now_ms())
+            }
+            .max(0);
             if millis {
                 left
             } else {
-                (left + 500) / 1000
+                // Rounded in 128 bits: a deadline of PXAT 9223372036854775807
+                // is allowed, and `left + 500` would wrap to a negative TTL.
+                ((i128::from(left) + 500) / 1000) as i64
             }
         }
     }))
@@ -347,6 +354,27 @@ mod tests {
         assert_eq!(s.cmd(&["PERSIST", "k"]), Reply::Integer(1));
         assert_eq!(s.cmd(&["PERSIST", "k"]), Reply::Integer(0));
         assert_eq!(s.cmd(&["EXPIRETIME", "k"]), Reply::Integer(-1));
+    }
+
+    #[test]
+    fn the_furthest_deadline_rounds_to_seconds_without_wrapping() {
+        let mut s = Server::new();
+        s.cmd(&["SET", "k", "v", "PXAT", "9223372036854775807"]);
+        assert_eq!(s.cmd(&["PEXPIRETIME", "k"]), Reply::Integer(i64::MAX));
+        // Redis 8.6.3 answers 9223372036854776 (it wrapped to
+        // -9223372036854775 here, and a debug build panicked).
+        assert_eq!(
+            s.cmd(&["EXPIRETIME", "k"]),
+            Reply::Integer(9_223_372_036_854_776)
+        );
+        let Reply::Integer(ttl) = s.cmd(&["TTL", "k"]) else {
+            panic!("TTL answers an integer")
+        };
+        // The deadline less now, in seconds (about 9.2233702e15).
+        assert!(
+            (9_223_370_000_000_000..9_223_372_036_854_776).contains(&ttl),
+            "{ttl}"
+        );
     }
 
     #[test]
