@@ -222,6 +222,13 @@ pub fn now_ms() -> i64 {
 /// Keys examined per round of the active cycle
 /// (`ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP`).
 pub const KEYS_PER_LOOP: usize = 20;
+/// The weight `avg_ttl` keeps after n rounds, for n = 1..=16: Redis's table
+/// (`avg_ttl_factor` in expire.c), 0.98^n written to six decimals, so the
+/// running average moves by the same steps as Redis's.
+const AVG_TTL_KEEP: [f64; 16] = [
+    0.98, 0.9604, 0.941192, 0.922368, 0.903921, 0.885842, 0.868126, 0.850763, 0.833748, 0.817073,
+    0.800731, 0.784717, 0.769022, 0.753642, 0.738569, 0.723798,
+];
 /// Another round runs while more than this share of a round had expired
 /// (`ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE`, 10%).
 const ACCEPTABLE_STALE_PERCENT: usize = 10;
@@ -1072,7 +1079,13 @@ impl Keyspace {
                         round_expired += 1;
                     }
                     Some(t) => {
-                        ttl_sum += t - now_ms;
+                        // Wrapping, as Redis's `long long` sum does in
+                        // practice: keys at PXAT 9223372036854775807 are
+                        // allowed, and two of them overflow it (a debug
+                        // build panicked here, in the cron, which stopped
+                        // the server). INFO's avg_ttl then shows Redis's
+                        // wrapped figure.
+                        ttl_sum = ttl_sum.wrapping_add(t.wrapping_sub(now_ms));
                         ttl_samples += 1;
                         self.cursor += 1;
                     }
@@ -1090,8 +1103,11 @@ impl Keyspace {
             self.avg_ttl = if self.avg_ttl == 0 {
                 avg
             } else {
-                let keep = 0.98f64.powi(rounds.clamp(1, 16));
-                avg + ((self.avg_ttl - avg) as f64 * keep) as i64
+                // `avg_ttl + (db->avg_ttl - avg_ttl) * factor`, evaluated as
+                // C evaluates it: the difference in 64 bits, the rest in
+                // double, truncated back.
+                let keep = AVG_TTL_KEEP[rounds.clamp(1, 16) as usize - 1];
+                (avg as f64 + self.avg_ttl.wrapping_sub(avg) as f64 * keep) as i64
             };
         }
         stats
@@ -1197,6 +1213,27 @@ mod tests {
         assert_eq!(ks.len(), 1000);
         // The TTLs it saw are the average INFO reports.
         assert_eq!(ks.avg_ttl(), 60_000);
+    }
+
+    #[test]
+    fn the_furthest_deadlines_wrap_avg_ttl_as_redis_does() {
+        // PXAT 9223372036854775807 is a valid deadline; three of them
+        // overflow the cycle's sum of TTLs. Redis's `long long` wraps (8.6.3
+        // reports avg_ttl=3074455549086767104 for three such keys); the core
+        // panicked in a debug build, in the cron, which stopped the server.
+        let now = now_ms();
+        let mut ks = keyspace_with(3, 0, i64::MAX);
+        ks.active_expire_cycle(now, Duration::from_millis(25));
+        let ttl = i64::MAX - now;
+        assert_eq!(ks.avg_ttl(), ttl.wrapping_mul(3) / 3);
+        assert!(ks.avg_ttl() > 3_074_455_000_000_000_000, "{}", ks.avg_ttl());
+        // A second cycle blends in Redis's way, without overflowing either.
+        let first = ks.avg_ttl();
+        ks.active_expire_cycle(now + 1000, Duration::from_millis(25));
+        let second = (i64::MAX - now - 1000).wrapping_mul(3) / 3;
+        let expected = (second as f64 + (first - second) as f64 * 0.98) as i64;
+        assert_eq!(ks.avg_ttl(), expected);
+        assert_eq!(ks.len(), 3);
     }
 
     #[test]

@@ -152,6 +152,10 @@ pub struct Server {
     /// The last command's millisecond and its clocks, kept while readings
     /// stay inside that millisecond ([`Server::command_clock`]).
     clock_cache: ClockCache,
+    /// Unit tests only: the next active expire cycle panics, to prove the
+    /// server survives a bug there.
+    #[cfg(test)]
+    fail_next_expire_cycle: bool,
 }
 
 /// The millisecond `[from, until)` (monotonic microseconds) the last
@@ -219,6 +223,8 @@ impl Server {
             started_mono: clock::now(),
             last_command: 0,
             clock_cache: ClockCache::default(),
+            #[cfg(test)]
+            fail_next_expire_cycle: false,
         };
         server.refresh_policy();
         {
@@ -829,11 +835,7 @@ impl Server {
         argv: &[Vec<u8>],
         panic: Box<dyn std::any::Any + Send>,
     ) -> Reply {
-        let what = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".into());
+        let what = panic_text(panic.as_ref());
         let shown: Vec<String> = argv
             .iter()
             .take(8)
@@ -918,11 +920,31 @@ impl Server {
     /// keys whose TTL passed even if nobody reads them again. The transport calls
     /// this about every [`ACTIVE_EXPIRE_PERIOD`] (Redis: 10 times a second, 25% of
     /// that period at most).
+    ///
+    /// A panic inside it (a bug in the core) is caught like a command's: it is
+    /// logged and counted, and the server goes on serving (the cycle runs on
+    /// the thread that runs commands, and used to take the server down).
     pub fn active_expire_cycle(&mut self) -> ExpireCycleStats {
-        let mut total = ExpireCycleStats::default();
         if !self.config.active_expire {
-            return total;
+            return ExpireCycleStats::default();
         }
+        match catch_unwind(AssertUnwindSafe(|| self.expire_cycle_over_databases())) {
+            Ok(stats) => stats,
+            Err(panic) => {
+                let what = panic_text(panic.as_ref());
+                eprintln!("redislab-core: BUG: the active expire cycle panicked: {what}");
+                self.stats.panics += 1;
+                ExpireCycleStats::default()
+            }
+        }
+    }
+
+    fn expire_cycle_over_databases(&mut self) -> ExpireCycleStats {
+        #[cfg(test)]
+        if std::mem::take(&mut self.fail_next_expire_cycle) {
+            panic!("a bug planted by a test");
+        }
+        let mut total = ExpireCycleStats::default();
         let now = crate::keyspace::now_ms();
         let started = Instant::now();
         let mut fields = 0;
@@ -1088,9 +1110,35 @@ pub(crate) fn truncate(s: &str, max_bytes: usize) -> &str {
     &s[..end]
 }
 
+/// A panic's message, when it carries one.
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A bug in the active expire cycle is logged and counted like a
+    /// command's; the server goes on, and the next cycle runs as usual.
+    #[test]
+    fn a_panic_in_the_expire_cycle_leaves_the_server_serving() {
+        let mut s = Server::new();
+        s.cmd(&["SET", "gone", "v", "PX", "1"]);
+        s.cmd(&["SET", "kept", "v"]);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        s.fail_next_expire_cycle = true;
+        assert_eq!(s.active_expire_cycle(), ExpireCycleStats::default());
+        assert_eq!(s.stats.panics, 1);
+        assert_eq!(s.cmd(&["GET", "kept"]), Reply::bulk("v"));
+        let stats = s.active_expire_cycle();
+        assert_eq!(stats.expired, 1);
+        assert_eq!(s.stats.panics, 1);
+    }
 
     /// The clock kept for a millisecond is the one computed afresh, on both
     /// sides of every boundary, forward and (a reading before the kept
