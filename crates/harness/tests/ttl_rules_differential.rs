@@ -88,6 +88,22 @@ const STEPS: &[&[&str]] = &[
     &["MULTI", "SET", "{k}", "v2", "EXEC"],
     &["MULTI", "GETSET", "{k}", "v2", "PERSIST", "{k}", "EXEC"],
     &["MULTI", "SET", "{k}", "v2", "KEEPTTL", "EXEC"],
+    // The furthest deadline Redis accepts: EXPIRETIME rounds it without
+    // wrapping (the core answered -9223372036854775), and several such keys
+    // go through the active cycles that follow.
+    &[
+        "MULTI",
+        "SET",
+        "{k}",
+        "v2",
+        "PXAT",
+        "9223372036854775807",
+        "EXPIRETIME",
+        "{k}",
+        "PEXPIRETIME",
+        "{k}",
+        "EXEC",
+    ],
     &[
         "EVAL",
         "return redis.call('SET', KEYS[1], 'v2')",
@@ -114,7 +130,14 @@ const STEPS: &[&[&str]] = &[
 /// of the commands between (split at each command name), `DEL k SET k v` two
 /// commands.
 fn commands(step: &[&str]) -> Vec<Vec<String>> {
-    const NAMES: &[&str] = &["SET", "GETSET", "PERSIST", "EXEC"];
+    const NAMES: &[&str] = &[
+        "SET",
+        "GETSET",
+        "PERSIST",
+        "EXPIRETIME",
+        "PEXPIRETIME",
+        "EXEC",
+    ];
     if step[0] == "MULTI" || (step[0] == "DEL" && step.len() > 2) {
         let mut out: Vec<Vec<String>> = Vec::new();
         for word in step {

@@ -165,6 +165,12 @@ fn random_command(rng: &mut ChaCha8Rng, big: bool) -> Vec<Vec<u8>> {
                     argv.push(s(opt));
                 }
             }
+            // Now and then an option again or a second range kind: Redis
+            // takes each once and answers a syntax error before reading the
+            // range (the core accepted REV twice).
+            if rng.gen_bool(0.1) {
+                argv.push(s(pick(rng, &["REV", "WITHSCORES", "BYSCORE", "BYLEX"])));
+            }
         }
         10 => {
             let by_score = rng.gen_bool(0.5);
