@@ -7,7 +7,7 @@ use redislab_harness::heap::{argv, Case};
 
 /// String keys and hash fields per case at scale 1.
 const N: f64 = 100_000.0;
-/// Fields of each small (listpack) hash, under hash-max-listpack-entries (128).
+/// Fields of each small (listpack) hash, under hash-max-listpack-entries (512).
 const SMALL_FIELDS: usize = 10;
 
 /// The cases, sized by `scale` (at least 1,000 elements each).

@@ -1241,6 +1241,22 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
+    /// Redis 8.6.3 keeps a hash in a listpack up to 512 fields by default
+    /// (the core converted past 128, the default of earlier versions).
+    #[test]
+    fn a_hash_stays_a_listpack_up_to_512_fields() {
+        let mut s = Server::new();
+        for i in 0..512 {
+            s.cmd(&["HSET", "h", &format!("f{i}"), "v"]);
+        }
+        assert_eq!(s.cmd(&["OBJECT", "ENCODING", "h"]), Reply::bulk("listpack"));
+        s.cmd(&["HSET", "h", "one-more", "v"]);
+        assert_eq!(
+            s.cmd(&["OBJECT", "ENCODING", "h"]),
+            Reply::bulk("hashtable")
+        );
+    }
+
     #[test]
     fn the_missing_hash_commands() {
         let mut s = Server::new();

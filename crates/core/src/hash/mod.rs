@@ -1,7 +1,7 @@
 //! The hash type (`t_hash.c`), in Redis 8.6's three encodings, with field TTLs.
 //!
 //! * **listpack**: field/value pairs in insertion order, while there are at most
-//!   `hash-max-listpack-entries` (128) fields and no field or value is longer
+//!   `hash-max-listpack-entries` (512) fields and no field or value is longer
 //!   than `hash-max-listpack-value` (64 bytes); its size is `lpBytes`. Stored
 //!   like Redis's listpack in one buffer, field, value, field, value...
 //!   ([`crate::packed::Packed`]: one allocation per hash, each string behind a
@@ -64,7 +64,7 @@ use crate::zset::clamp_usize;
 use entry::Layout;
 
 /// Redis's `hash-max-listpack-entries` default.
-pub const MAX_LISTPACK_ENTRIES: usize = 128;
+pub const MAX_LISTPACK_ENTRIES: usize = 512;
 /// Redis's `hash-max-listpack-value` default.
 pub const MAX_LISTPACK_VALUE: usize = 64;
 /// `HASH_NEW_EXPIRE_DIFF_THRESHOLD`: a hash's registered time is only updated
@@ -1147,14 +1147,14 @@ mod tests {
     };
 
     #[test]
-    fn stays_a_listpack_until_129_fields_or_a_long_value() {
+    fn stays_a_listpack_until_513_fields_or_a_long_value() {
         let mut h = Hash::new();
-        for i in 0..128 {
+        for i in 0..512 {
             assert!(h.set(format!("f{i}").as_bytes(), b"v", false, &L));
         }
         assert_eq!(h.encoding_name(), "listpack");
         assert!(!h.set(b"f0", b"w", false, &L));
-        h.set(b"f128", b"v", false, &L);
+        h.set(b"f512", b"v", false, &L);
         assert_eq!(h.encoding_name(), "hashtable");
         assert_eq!(h.get(b"f0"), Some(&b"w"[..]));
 

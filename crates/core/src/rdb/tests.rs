@@ -54,8 +54,9 @@ fn every_encoding() -> Server {
     s.cmd(&["HSET", "hlp", "f", "v", "n", "12"]);
     s.cmd(&["HSET", "hlpex", "f", "v", "g", "w", "h", "x"]);
     s.cmd(&["HPEXPIREAT", "hlpex", "4000000000000", "FIELDS", "1", "g"]);
+    // Past hash-max-listpack-entries (512).
     let mut hset = vec!["HSET".to_string(), "hht".into()];
-    for i in 0..200 {
+    for i in 0..600 {
         hset.push(format!("f{i}"));
         hset.push(format!("v{i}"));
     }
