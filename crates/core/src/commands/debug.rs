@@ -109,9 +109,7 @@ fn atoi(s: &[u8]) -> i64 {
 
 fn quicklist_packed_threshold(a: &Args) -> CmdResult {
     let text = String::from_utf8_lossy(crate::num::c_str(a.bytes(2))).into_owned();
-    let bytes = crate::server::config::parse_memory(&text)
-        .filter(|&n| n >= 0)
-        .map(|n| n as u64);
+    let bytes = crate::server::config::memtoull(&text);
     match bytes {
         Some(n) if crate::list::quicklist::set_packed_threshold(n) => Ok(Reply::ok()),
         _ => Err(Reply::error(

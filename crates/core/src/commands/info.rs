@@ -154,7 +154,7 @@ fn memory(s: &Server, f: &mut Fields) {
     }
     let max = s.config.maxmemory;
     f.add("maxmemory", max);
-    f.add("maxmemory_human", human_bytes(max as u64));
+    f.add("maxmemory_human", human_bytes(max));
     f.add(
         "maxmemory_policy",
         s.config

@@ -50,7 +50,7 @@ pub struct Config {
     pub busy_reply_threshold: i64,
     /// `maxmemory` in bytes (0: no limit). The core evicts nothing, so over it
     /// commands flagged DENYOOM are refused, as under `noeviction`.
-    pub maxmemory: i64,
+    pub maxmemory: u64,
     pub output_limits: [OutputLimit; 3],
     pub maxclients: i64,
     pub timeout: i64,
@@ -123,13 +123,21 @@ impl Default for Config {
 /// How a parameter's value reads and prints.
 #[derive(Clone, Copy)]
 enum Kind {
-    /// An integer field, within `min..=max`; `memory` accepts `1gb`-style units.
+    /// An integer field, within `min..=max`. `memory` is Redis's
+    /// `MEMORY_CONFIG`: the value is read by [`memtoull`] only (units, no
+    /// sign); otherwise it is `INTEGER_CONFIG`, a plain integer.
     Int {
         get: fn(&Config) -> i64,
         set: fn(&mut Config, i64),
         min: i64,
         max: i64,
         memory: bool,
+    },
+    /// An unsigned 64-bit memory value, any of them (`maxmemory`, an
+    /// `unsigned long long` in Redis).
+    Bytes {
+        get: fn(&Config) -> u64,
+        set: fn(&mut Config, u64),
     },
     /// `client-output-buffer-limit`.
     OutputLimits,
@@ -193,7 +201,7 @@ static PARAMS: &[Param] = &[
         zset_max_listpack_entries,
         0,
         LONG_MAX,
-        true
+        false
     ),
     int_param!(
         "zset-max-listpack-value",
@@ -209,7 +217,7 @@ static PARAMS: &[Param] = &[
         set_max_intset_entries,
         0,
         LONG_MAX,
-        true
+        false
     ),
     int_param!(
         "set-max-listpack-entries",
@@ -217,7 +225,7 @@ static PARAMS: &[Param] = &[
         set_max_listpack_entries,
         0,
         LONG_MAX,
-        true
+        false
     ),
     int_param!(
         "set-max-listpack-value",
@@ -225,7 +233,7 @@ static PARAMS: &[Param] = &[
         set_max_listpack_value,
         0,
         LONG_MAX,
-        true
+        false
     ),
     int_param!(
         "hash-max-listpack-entries",
@@ -233,7 +241,7 @@ static PARAMS: &[Param] = &[
         hash_max_listpack_entries,
         0,
         LONG_MAX,
-        true
+        false
     ),
     int_param!(
         "hash-max-listpack-value",
@@ -316,14 +324,35 @@ static PARAMS: &[Param] = &[
         LONG_MAX,
         false
     ),
-    int_param!("hz", None, hz, 0, INT_MAX, false),
+    // Any 0..=INT_MAX is accepted and then capped to 1..=500 (`updateHZ`:
+    // "more a hint from the user"), which CONFIG GET shows.
+    Param {
+        name: "hz",
+        alias: None,
+        kind: Kind::Int {
+            get: |c| c.hz,
+            set: |c, v| c.hz = v.clamp(1, 500),
+            min: 0,
+            max: INT_MAX,
+            memory: false,
+        },
+        mutable: true,
+    },
     fixed("databases", "16"),
     fixed("tcp-backlog", "511"),
     fixed("bind", "127.0.0.1"),
     fixed("daemonize", "no"),
     fixed("cluster-enabled", "no"),
     text("port", "6379"),
-    int_param!("maxmemory", None, maxmemory, 0, LONG_MAX, true),
+    Param {
+        name: "maxmemory",
+        alias: None,
+        kind: Kind::Bytes {
+            get: |c| c.maxmemory,
+            set: |c, v| c.maxmemory = v,
+        },
+        mutable: true,
+    },
     text("maxmemory-policy", "noeviction"),
     text("maxmemory-samples", "5"),
     Param {
@@ -390,27 +419,36 @@ fn find(name: &str) -> Option<&'static Param> {
     })
 }
 
-/// `memtoull`: a byte count with an optional unit (`k` = 1000, `kb` = 1024, `m`,
-/// `mb`, `g`, `gb`), case-insensitive.
-pub fn parse_memory(text: &str) -> Option<i64> {
-    let lower = text.to_ascii_lowercase();
-    let units: &[(&str, i64)] = &[
-        ("gb", 1 << 30),
-        ("mb", 1 << 20),
-        ("kb", 1 << 10),
-        ("g", 1_000_000_000),
-        ("m", 1_000_000),
-        ("k", 1000),
-        ("b", 1),
-    ];
-    let (digits, mul) = units
-        .iter()
-        .find_map(|(u, m)| lower.strip_suffix(u).map(|d| (d, *m)))
-        .unwrap_or((lower.as_str(), 1));
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+/// `memtoull`: a byte count with an optional unit (`b`, `k` = 1000, `kb` =
+/// 1024, `m`, `mb`, `g`, `gb`, any case) after its digits. As in Redis: no
+/// sign (a `-` or `+` is refused), an empty digit string counts as 0, digits
+/// past the 64-bit range saturate (`strtoull`), and the product wraps.
+pub fn memtoull(text: &str) -> Option<u64> {
+    if text.starts_with('-') {
         return None;
     }
-    digits.parse::<i64>().ok()?.checked_mul(mul)
+    let digits_end = text.bytes().take_while(u8::is_ascii_digit).count();
+    let (digits, unit) = text.split_at(digits_end);
+    let mul: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1024,
+        "m" => 1000 * 1000,
+        "mb" => 1024 * 1024,
+        "g" => 1000 * 1000 * 1000,
+        "gb" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    if digits.len() >= 128 {
+        return None;
+    }
+    let value = digits
+        .bytes()
+        .try_fold(0u64, |v, d| {
+            v.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+        })
+        .unwrap_or(u64::MAX);
+    Some(value.wrapping_mul(mul))
 }
 
 impl Config {
@@ -439,6 +477,7 @@ impl Config {
     fn value_of(&self, p: &Param) -> String {
         match p.kind {
             Kind::Int { get, .. } => get(self).to_string(),
+            Kind::Bytes { get, .. } => get(self).to_string(),
             Kind::OutputLimits => ["normal", "slave", "pubsub"]
                 .iter()
                 .zip(&self.output_limits)
@@ -473,21 +512,29 @@ impl Config {
                 memory,
                 ..
             } => {
-                let parsed = if memory {
-                    parse_memory(value).or_else(|| crate::num::parse_i64(value.as_bytes()))
+                // `numericParseString`: a memory parameter takes a memory
+                // value only (no sign), any other a plain integer.
+                let (parsed, refusal) = if memory {
+                    // C's cast of the unsigned count to `long long`.
+                    let v = memtoull(value).map(|n| n as i64);
+                    (v, "argument must be a memory value")
                 } else {
-                    crate::num::parse_i64(value.as_bytes())
+                    let v = crate::num::parse_i64(value.as_bytes());
+                    (v, "argument couldn't be parsed into an integer")
                 };
                 let Some(v) = parsed else {
-                    return Err(SetError::Invalid(
-                        "argument couldn't be parsed into an integer".into(),
-                    ));
+                    return Err(SetError::Invalid(refusal.into()));
                 };
                 if v < min || v > max {
                     return Err(SetError::Invalid(format!(
                         "argument must be between {min} and {max} inclusive"
                     )));
                 }
+                set(self, v);
+            }
+            Kind::Bytes { set, .. } => {
+                let v = memtoull(value)
+                    .ok_or_else(|| SetError::Invalid("argument must be a memory value".into()))?;
                 set(self, v);
             }
             Kind::OutputLimits => self.set_output_limits(value)?,
@@ -535,7 +582,7 @@ impl Config {
                     ))
                 }
             };
-            let num = |t: &str| parse_memory(t).map(|v| v as u64);
+            let num = memtoull;
             let (Some(hard), Some(soft), Ok(secs)) = (num(w[1]), num(w[2]), w[3].parse::<u64>())
             else {
                 return Err(SetError::Invalid(
@@ -574,6 +621,48 @@ pub enum SetError {
 mod tests {
     use super::*;
 
+    /// Which parameters take memory values, and how they are read, as Redis
+    /// 8.6.3 answers (each case checked against it by hand).
+    #[test]
+    fn memory_values_only_where_redis_takes_them() {
+        let mut c = Config::default();
+        let not_integer = || {
+            Err(SetError::Invalid(
+                "argument couldn't be parsed into an integer".into(),
+            ))
+        };
+        let not_memory = || Err(SetError::Invalid("argument must be a memory value".into()));
+        // INTEGER_CONFIG parameters: no units (the core took "1kb" here).
+        for name in [
+            "zset-max-listpack-entries",
+            "set-max-intset-entries",
+            "set-max-listpack-entries",
+            "set-max-listpack-value",
+            "hash-max-listpack-entries",
+        ] {
+            assert_eq!(c.set(name, "1kb"), not_integer(), "{name}");
+        }
+        // MEMORY_CONFIG parameters: a memory value or Redis's refusal, which
+        // also covers a sign (the core read "-1" as an integer and answered
+        // the bounds error).
+        for bad in ["x", "1.5gb", "-1", "+5", "0x10", "1gx"] {
+            assert_eq!(c.set("maxmemory", bad), not_memory(), "{bad}");
+        }
+        assert_eq!(c.set("hll-sparse-max-bytes", "-1"), not_memory());
+        c.set("maxmemory", "1Kb").unwrap();
+        assert_eq!(c.maxmemory, 1024);
+        c.set("maxmemory", "").unwrap();
+        assert_eq!(c.maxmemory, 0);
+        c.set("zset-max-listpack-value", "1k").unwrap();
+        assert_eq!(c.zset_max_listpack_value, 1000);
+        assert_eq!(memtoull("2GB"), Some(2 << 30));
+        assert_eq!(
+            memtoull("99999999999999999999gb"),
+            Some(18446744072635809792)
+        );
+        assert_eq!(memtoull(" 1"), None);
+    }
+
     #[test]
     fn aliases_defaults_and_errors() {
         let mut c = Config::default();
@@ -594,6 +683,8 @@ mod tests {
             ))
         );
         assert!(matches!(c.set("databases", "3"), Err(SetError::Invalid(_))));
+        // Redis 8.6.3's default.
+        assert_eq!(c.get("hash-max-listpack-entries")[0].1, "512");
         let both = c.get("zset-max-*-entries");
         assert_eq!(both.len(), 2);
         assert_eq!(

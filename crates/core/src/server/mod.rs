@@ -988,7 +988,7 @@ impl Server {
     /// `noeviction`.
     pub(crate) fn over_maxmemory(&self) -> bool {
         let max = self.config.maxmemory;
-        max > 0 && self.used_memory() as i64 > max
+        max > 0 && self.used_memory() as u64 > max
     }
 
     /// Installs what answers other clients while a script is busy (see
