@@ -247,3 +247,36 @@ fn config_set_reads_numbers_like_redis() {
     }
     eprintln!("{compared} CONFIG replies identical");
 }
+
+/// An unknown command or subcommand is named in the error with the client's
+/// own bytes, as C's `%.128s` prints them (up to a NUL, at most 128 bytes,
+/// line breaks as spaces), whether or not they are UTF-8. The core showed
+/// bytes that are not UTF-8 as U+FFFD.
+#[test]
+fn unknown_commands_are_named_with_their_bytes_like_redis() {
+    let Some(server) = redis_for_test() else {
+        return;
+    };
+    let mut redis = RawRedis::connect(server.port).unwrap();
+    let mut core = Server::new();
+    let ten = b"0123456789".to_vec();
+    let cases: Vec<Vec<Vec<u8>>> = vec![
+        vec![b"XINFO\xff".to_vec()],
+        vec![b"\xcb3".to_vec(), b"\xff\xfe".to_vec()],
+        vec![b"nope\x00hidden".to_vec(), b"a\x00b".to_vec()],
+        vec![b"nope".to_vec(), b"a\r\nb".to_vec()],
+        std::iter::once(b"nope".to_vec())
+            .chain(std::iter::repeat_n(ten, 20))
+            .collect(),
+        vec![vec![b'n'; 200]],
+        vec![b"CLIENT".to_vec(), b"\xffx".to_vec()],
+        vec![b"OBJECT".to_vec(), b"\xff".to_vec()],
+        vec![b"SCRIPT".to_vec(), b"a\x00b".to_vec()],
+        vec![b"CONFIG".to_vec(), vec![b'x'; 200]],
+    ];
+    for argv in &cases {
+        let expected = redis.call(argv).unwrap();
+        let got = core.run(argv).to_resp2();
+        assert_eq!(got, expected, "{argv:?}");
+    }
+}

@@ -85,7 +85,7 @@ impl Pair {
         reply.encode(&mut got, self.protocol);
         self.compared += 1;
         match &reply {
-            Reply::Error(e) => *self.errors.entry(e.clone()).or_default() += 1,
+            Reply::Error(e) => *self.errors.entry(e.to_string()).or_default() += 1,
             Reply::Bulk(b) if b.as_bytes() == b"quicklist" => self.quicklists += 1,
             _ => {}
         }

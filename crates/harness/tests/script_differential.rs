@@ -140,6 +140,12 @@ fn cases() -> Vec<Vec<String>> {
         "return redis.error_reply('-X bad thing')",
         "return redis.error_reply('nospace')",
         "return redis.error_reply('')",
+        // Bytes that are not UTF-8 pass through errors unchanged.
+        "return redis.error_reply('ERR \\255\\254')",
+        "return {err = 'bad \\195'}",
+        "return redis.pcall('nocmd\\255')",
+        "return redis.pcall('OBJECT', '\\255')",
+        "return redis.call('CLIENT', '\\255x')",
         "return redis.error_reply()",
         "return redis.error_reply(1)",
         "return redis.status_reply('FINE')",

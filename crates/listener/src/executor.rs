@@ -86,7 +86,7 @@ pub enum Job {
     /// protocol error and close.
     ProtocolError {
         id: ClientId,
-        message: String,
+        message: Vec<u8>,
         out: Arc<Output>,
     },
     /// The connection wrote the chunk it was asked to: produce the next one.
@@ -159,7 +159,7 @@ enum Item {
     Request(Vec<Vec<u8>>),
     /// How many `Run`s end here (the connection counts them to know when to read).
     EndOfRun,
-    ProtocolError(String),
+    ProtocolError(Vec<u8>),
 }
 
 struct Conn {
@@ -505,7 +505,8 @@ impl Executor {
                         conn.queue.pop_front();
                     }
                     Item::ProtocolError(message) => {
-                        Reply::error(format!("ERR {message}")).encode(&mut out, Default::default());
+                        let text = [&b"ERR "[..], message].concat();
+                        Reply::error(text).encode(&mut out, Default::default());
                         conn.queue.clear();
                         close = Some(true);
                         break;

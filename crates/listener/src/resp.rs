@@ -32,13 +32,14 @@ const SPARE_ARGVS: usize = 8192;
 /// The requests of one read, in order (what a connection hands the executor).
 pub type Batch = Vec<Vec<Vec<u8>>>;
 
-/// Why a request cannot be parsed: Redis's `Protocol error: ...` text.
+/// Why a request cannot be parsed: Redis's `Protocol error: ...` text, as
+/// bytes (one names the byte it found, whatever it is).
 #[derive(Debug, Clone, PartialEq)]
-pub struct ProtocolError(pub String);
+pub struct ProtocolError(pub Vec<u8>);
 
 impl ProtocolError {
     fn new(what: &str) -> ProtocolError {
-        ProtocolError(format!("Protocol error: {what}"))
+        ProtocolError(format!("Protocol error: {what}").into_bytes())
     }
 }
 
@@ -263,10 +264,10 @@ impl RequestParser {
                         return Ok(None);
                     }
                     if self.buf[self.pos] != b'$' {
-                        let got = self.buf[self.pos] as char;
-                        return Err(ProtocolError(format!(
-                            "Protocol error: expected '$', got '{got}'"
-                        )));
+                        let mut text = b"Protocol error: expected '$', got '".to_vec();
+                        text.push(self.buf[self.pos]);
+                        text.push(b'\'');
+                        return Err(ProtocolError(text));
                     }
                     let len = parse_ll(&self.buf[self.pos + 1..cr])
                         .filter(|&n| n >= 0 && n as u64 <= self.max_bulk as u64)

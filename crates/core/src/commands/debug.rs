@@ -20,7 +20,7 @@
 use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::keyspace::Value;
 use crate::rdb::digest;
-use crate::reply::{Protocol, Reply};
+use crate::reply::{ErrorText, Protocol, Reply};
 use crate::server::client::Client;
 
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec::client("debug", -2, debug)
@@ -57,10 +57,7 @@ pub fn debug(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
             Ok(Reply::ok())
         }
         _ if a.is(1, "protocol") && n == 3 => protocol(c, a),
-        _ if a.is(1, "error") && n == 3 => {
-            let text = String::from_utf8_lossy(a.bytes(2)).replace(['\r', '\n'], " ");
-            Err(Reply::Error(text))
-        }
+        _ if a.is(1, "error") && n == 3 => Err(Reply::Error(ErrorText::one_line(a.bytes(2)))),
         _ if a.is(1, "log") && n == 3 => {
             eprintln!("DEBUG LOG: {}", String::from_utf8_lossy(a.bytes(2)));
             Ok(Reply::ok())

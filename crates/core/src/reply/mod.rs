@@ -27,7 +27,9 @@ impl Protocol {
 use std::borrow::Cow;
 
 mod bulk;
+mod error_text;
 pub use bulk::{BulkBytes, INLINE_BULK};
+pub use error_text::ErrorText;
 
 /// One reply, by shape.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,8 +37,9 @@ pub enum Reply {
     /// `+OK`-style status line. A fixed text (`+OK`, a type name) is borrowed,
     /// so the commonest reply of all costs no allocation.
     Status(Cow<'static, str>),
-    /// `-ERR ...` line; the text includes the error code (`ERR`, `WRONGTYPE`, ...).
-    Error(String),
+    /// `-ERR ...` line; the text includes the error code (`ERR`, `WRONGTYPE`,
+    /// ...). Bytes, not `String`: Redis echoes a client's bytes in some errors.
+    Error(ErrorText),
     /// `:<n>`
     Integer(i64),
     /// `$<len>` bulk string (short bytes kept inside the reply, see [`BulkBytes`]).
@@ -211,7 +214,7 @@ impl Reply {
     }
 
     /// An error reply; `text` is the whole line after `-`, e.g. `ERR syntax error`.
-    pub fn error(text: impl Into<String>) -> Reply {
+    pub fn error(text: impl Into<ErrorText>) -> Reply {
         Reply::Error(text.into())
     }
 

@@ -30,7 +30,7 @@
 use mlua::{Lua, Table, Value};
 
 use crate::num;
-use crate::reply::Reply;
+use crate::reply::{ErrorText, Reply};
 
 /// Deeper than this, a returned table is answered with Redis's stack error
 /// instead of recursing further (a table can contain itself).
@@ -50,7 +50,7 @@ pub fn reply_to_lua(lua: &Lua, reply: &Reply, resp3: bool) -> mlua::Result<Value
         Reply::Nil | Reply::NilArray => Value::Boolean(false),
         Reply::Status(s) => table_with("ok", Value::String(lua.create_string(s.as_bytes())?))?,
         Reply::Error(text) => {
-            let t = error_table(lua, &error_text(&format!("-{text}")))?;
+            let t = error_table(lua, &error_text(&dashed(text)))?;
             t.raw_set("ignore_error_stats_update", true)?;
             Value::Table(t)
         }
@@ -119,23 +119,41 @@ fn array(lua: &Lua, items: &[Reply], resp3: bool) -> mlua::Result<Value> {
 }
 
 /// `{err = text}`, the shape of every error in Redis's Lua.
-pub fn error_table(lua: &Lua, text: &str) -> mlua::Result<Table> {
+pub fn error_table(lua: &Lua, text: &[u8]) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.raw_set("err", text)?;
+    t.raw_set("err", lua.create_string(text)?)?;
     Ok(t)
 }
 
 /// `luaPushErrorBuff`: "-CODE message" keeps its code, a message without a space
-/// gets `ERR`; line breaks at either end of the message are trimmed.
-pub fn error_text(raw: &str) -> String {
-    let (code, msg) = match raw.strip_prefix('-') {
-        Some(rest) => match rest.split_once(' ') {
-            Some((code, msg)) => (code, msg),
-            None => ("ERR", rest),
+/// gets `ERR`; line breaks at either end of the message are trimmed. Bytes in,
+/// bytes out: Redis passes any bytes through.
+pub fn error_text(raw: &[u8]) -> Vec<u8> {
+    let (code, msg): (&[u8], &[u8]) = match raw.strip_prefix(b"-") {
+        Some(rest) => match rest.iter().position(|&b| b == b' ') {
+            Some(space) => (&rest[..space], &rest[space + 1..]),
+            None => (b"ERR", rest),
         },
-        None => ("ERR", raw),
+        None => (b"ERR", raw),
     };
-    format!("{code} {}", msg.trim_matches(['\r', '\n']))
+    let is_break = |b: &u8| matches!(*b, b'\r' | b'\n');
+    let start = msg.iter().position(|b| !is_break(b)).unwrap_or(msg.len());
+    let end = msg
+        .iter()
+        .rposition(|b| !is_break(b))
+        .map_or(start, |i| i + 1);
+    let mut text = code.to_vec();
+    text.push(b' ');
+    text.extend_from_slice(&msg[start..end]);
+    text
+}
+
+/// `-` and an error reply's text: what `luaPushErrorBuff` is given for a
+/// command's error.
+pub fn dashed(text: &ErrorText) -> Vec<u8> {
+    let mut raw = b"-".to_vec();
+    raw.extend_from_slice(text.as_bytes());
+    raw
 }
 
 /// One argument of `redis.call`, or `None` for a value Redis refuses.
@@ -211,16 +229,6 @@ fn to_reply(value: &Value, resp3: bool, depth: usize, tally: &mut Tally) -> Repl
     }
 }
 
-/// A Lua string or number field as text (`lua_isstring` + `lua_tostring`).
-fn text_of(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.to_string_lossy()),
-        Value::Integer(n) => Some(n.to_string()),
-        Value::Number(d) => Some(lua_number_text(*d)),
-        _ => None,
-    }
-}
-
 /// Lua 5.1's `tostring` of a number (`%.14g`).
 pub fn lua_number_text(d: f64) -> String {
     super::libs::format_g(d, 14)
@@ -228,9 +236,8 @@ pub fn lua_number_text(d: f64) -> String {
 
 fn table_to_reply(t: &Table, resp3: bool, depth: usize, tally: &mut Tally) -> Reply {
     let field = |name: &str| t.raw_get::<Value>(name).unwrap_or(Value::Nil);
-    if let Value::String(_) = field("err") {
-        let msg = text_of(&field("err")).unwrap_or_else(|| "ERR unknown error".into());
-        let reply = Reply::Error(one_line(&msg));
+    if let Value::String(msg) = field("err") {
+        let reply = Reply::Error(ErrorText::one_line(msg.as_bytes().to_vec()));
         if matches!(field("ignore_error_stats_update"), Value::Boolean(true)) {
             tally.already_counted += 1;
         } else {
@@ -294,10 +301,12 @@ mod tests {
 
     #[test]
     fn error_texts_get_a_code() {
-        assert_eq!(error_text("-bad thing"), "bad thing");
-        assert_eq!(error_text("-nospace"), "ERR nospace");
-        assert_eq!(error_text("plain words"), "ERR plain words");
-        assert_eq!(error_text("-ERR x\r\n"), "ERR x");
+        assert_eq!(error_text(b"-bad thing"), b"bad thing");
+        assert_eq!(error_text(b"-nospace"), b"ERR nospace");
+        assert_eq!(error_text(b"plain words"), b"ERR plain words");
+        assert_eq!(error_text(b"-ERR x\r\n"), b"ERR x");
+        assert_eq!(error_text(b"-ERR \xff\xfe"), b"ERR \xff\xfe");
+        assert_eq!(error_text(b"-\r\n"), b"ERR ");
     }
 
     #[test]

@@ -144,7 +144,7 @@ pub(crate) fn run(
         Ok(Ok(value)) => convert::lua_to_reply(&value, vm.resp3()),
         Ok(Err(error)) => failure_reply(&target.name, &error),
         Err(e) => {
-            let reply = Reply::Error(convert::one_line(&format!(
+            let reply = Reply::error(convert::one_line(&format!(
                 "ERR Error running script {}, {e}",
                 target.name
             )));
@@ -203,7 +203,7 @@ fn failure_reply(name: &str, err: &Value) -> (Reply, Tally) {
     if let (Some(source), Some(line)) = (text_of(field("source")), text_of(field("line"))) {
         text.push_str(&format!(" script: {name}, on {source}:{line}."));
     }
-    let reply = Reply::Error(convert::one_line(&text));
+    let reply = Reply::error(convert::one_line(&text));
     if matches!(field("ignore_error_stats_update"), Value::Boolean(true)) {
         tally.already_counted = 1;
     } else {

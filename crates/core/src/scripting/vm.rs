@@ -150,7 +150,9 @@ impl Vm {
         prim.set("sha1hex", lua.create_function(sha1hex)?)?;
         prim.set(
             "error_text",
-            lua.create_function(|_, s: LuaString| Ok(convert::error_text(&s.to_string_lossy())))?,
+            lua.create_function(|lua, s: LuaString| {
+                lua.create_string(convert::error_text(&s.as_bytes()))
+            })?,
         )?;
         prim.set(
             "error_value",
@@ -397,7 +399,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// table by the error handler and by `pcall`.
 #[derive(Debug, Clone)]
 pub struct Raised {
-    pub text: String,
+    pub text: Vec<u8>,
     /// Redis marks errors of commands (already counted in the error stats).
     pub ignore_stats: bool,
     /// A plain message (luaL_error), not an `{err=...}` table.
@@ -425,7 +427,7 @@ impl Raised {
 
 impl std::fmt::Display for Raised {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text)
+        f.write_str(&String::from_utf8_lossy(&self.text))
     }
 }
 
@@ -465,7 +467,7 @@ fn innermost(e: &mlua::Error) -> String {
         }
         mlua::Error::SyntaxError { message, .. } => message.clone(),
         mlua::Error::ExternalError(inner) => match inner.downcast_ref::<Raised>() {
-            Some(r) => r.text.clone(),
+            Some(r) => String::from_utf8_lossy(&r.text).into_owned(),
             None => inner.to_string(),
         },
         other => other.to_string(),
@@ -535,9 +537,9 @@ fn redis_call(lua: &Lua, shared: &Shared, argv: MultiValue) -> mlua::Result<Resu
     drop(argv);
     let resp3 = shared.resp.load(Ordering::Relaxed) == 3;
     let text = match with_command(shared, &args, resp3)? {
-        Ok(Reply::Error(text)) => convert::error_text(&format!("-{text}")),
+        Ok(Reply::Error(text)) => convert::error_text(&convert::dashed(&text)),
         Ok(reply) => return Ok(Ok(convert::reply_to_lua(lua, &reply, resp3)?)),
-        Err(refusal) => convert::error_text(&refusal),
+        Err(refusal) => convert::error_text(refusal.as_bytes()),
     };
     Ok(Err(Raised {
         text,

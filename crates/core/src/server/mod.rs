@@ -39,7 +39,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::commands::Args;
 use crate::keyspace::{Access, ExpireCycleStats, Keyspace};
 use crate::lru::{Clock, Policy};
-use crate::reply::{errors, Reply};
+use crate::reply::{errors, ErrorText, Reply};
 use crate::scripting::clock::Freeze;
 use crate::watch::Incoming;
 pub use client::{Client, ClientId, ClientKind, ConnectInfo};
@@ -1059,25 +1059,34 @@ impl Server {
     }
 }
 
-/// Redis's wording: the name, then up to ~128 bytes of quoted arguments.
+/// Redis's wording: the name, then up to ~128 bytes of quoted arguments,
+/// each as C's `%.*s` prints it (at most so many bytes, up to a NUL), and
+/// the client's bytes kept as they are.
 pub(crate) fn unknown_command(argv: &[Vec<u8>]) -> Reply {
-    let name = String::from_utf8_lossy(&argv[0]);
-    let mut text = format!("ERR unknown command '{}'", truncate(&name, 128));
+    let mut text = b"ERR unknown command '".to_vec();
+    text.extend_from_slice(c_prefix(&argv[0], 128));
+    text.push(b'\'');
     if argv.len() >= 2 {
-        let mut listed = String::new();
+        let mut listed = Vec::new();
         for arg in &argv[1..] {
             if listed.len() >= 128 {
                 break;
             }
-            let room = 128 - listed.len();
-            listed.push_str(&format!(
-                "'{}' ",
-                truncate(&String::from_utf8_lossy(arg), room)
-            ));
+            listed.push(b'\'');
+            listed.extend_from_slice(c_prefix(arg, 128 - listed.len() + 1));
+            listed.extend_from_slice(b"' ");
         }
-        text.push_str(&format!(", with args beginning with: {listed}"));
+        text.extend_from_slice(b", with args beginning with: ");
+        text.extend_from_slice(&listed);
     }
-    Reply::error(text.replace(['\r', '\n'], " "))
+    Reply::Error(ErrorText::one_line(text))
+}
+
+/// What C's `%.<max>s` prints of `bytes`: up to the first NUL, at most
+/// `max` bytes.
+pub(crate) fn c_prefix(bytes: &[u8], max: usize) -> &[u8] {
+    let s = crate::num::c_str(bytes);
+    &s[..s.len().min(max)]
 }
 
 /// `sdscatrepr`: a quoted string with `\\`, `\"`, `\n`, `\r`, `\t`, `\a`,
@@ -1100,14 +1109,6 @@ pub(crate) fn repr(bytes: &[u8]) -> String {
     }
     out.push('"');
     out
-}
-
-pub(crate) fn truncate(s: &str, max_bytes: usize) -> &str {
-    let mut end = s.len().min(max_bytes);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 /// A panic's message, when it carries one.

@@ -87,13 +87,11 @@ pub fn discard(s: &mut Server, c: &mut Client, _: &Args) -> CmdResult {
 pub(super) fn exec_abort(s: &mut Server, c: &mut Client, reason: &Reply) -> Reply {
     c.multi = None;
     unwatch_all(s, c);
-    let text = match reason {
-        Reply::Error(e) => e.as_str(),
-        _ => "",
-    };
-    Reply::Error(format!(
-        "EXECABORT Transaction discarded because of: {text}"
-    ))
+    let mut text = b"EXECABORT Transaction discarded because of: ".to_vec();
+    if let Reply::Error(e) = reason {
+        text.extend_from_slice(e.as_bytes());
+    }
+    Reply::Error(text.into())
 }
 
 pub fn watch(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {

@@ -187,8 +187,8 @@ impl Stats {
     /// Counts an error reply under its code (the first word, as `afterErrorReply`).
     pub fn count_error(&mut self, reply: &Reply) {
         let Reply::Error(text) = reply else { return };
-        let code = text.split(' ').next().unwrap_or("ERR");
-        *self.errors.entry(code.to_string()).or_default() += 1;
+        let code = String::from_utf8_lossy(text.code()).into_owned();
+        *self.errors.entry(code).or_default() += 1;
         self.total_error_replies += 1;
     }
 

@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 use super::client::Client;
 use super::Server;
 use crate::commands::Args;
-use crate::reply::Reply;
+use crate::reply::{ErrorText, Reply};
 
 /// What a command returns: its reply, or the error reply it stopped with (so
 /// handlers can use `?`).
@@ -561,12 +561,12 @@ pub fn resolve(argv: &[Vec<u8>]) -> Found {
 
 /// The reply of a container command called with a subcommand it lacks.
 pub fn unknown_subcommand_error(container: &CommandSpec, sub: &[u8]) -> Reply {
-    let sub = String::from_utf8_lossy(sub);
-    let sub: String = sub.chars().take(128).collect();
-    Reply::error(format!(
-        "ERR unknown subcommand '{sub}'. Try {} HELP.",
-        container.name.to_ascii_uppercase()
-    ))
+    let mut text = b"ERR unknown subcommand '".to_vec();
+    text.extend_from_slice(super::c_prefix(sub, 128));
+    text.extend_from_slice(
+        format!("'. Try {} HELP.", container.name.to_ascii_uppercase()).as_bytes(),
+    );
+    Reply::Error(ErrorText::one_line(text))
 }
 
 #[cfg(test)]
