@@ -146,6 +146,7 @@ fn cases() -> Vec<Vec<String>> {
         "return redis.pcall('nocmd\\255')",
         "return redis.pcall('OBJECT', '\\255')",
         "return redis.call('CLIENT', '\\255x')",
+        "error('x\\255')",
         "return redis.error_reply()",
         "return redis.error_reply(1)",
         "return redis.status_reply('FINE')",

@@ -32,11 +32,7 @@ pub const COMMANDS: &[CommandSpec] = &[CommandSpec::client("debug", -2, debug)
     )];
 
 fn syntax_error(a: &Args) -> Reply {
-    let sub = String::from_utf8_lossy(a.bytes(1));
-    let sub: String = sub.chars().take(128).collect();
-    Reply::error(format!(
-        "ERR unknown subcommand or wrong number of arguments for '{sub}'. Try DEBUG HELP."
-    ))
+    crate::server::table::subcommand_syntax_error("DEBUG", a.bytes(1))
 }
 
 pub fn debug(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {

@@ -110,13 +110,7 @@ const SUBCOMMANDS: &[CommandSpec] = &[
 
 /// `addReplySubcommandSyntaxError`.
 fn syntax_error(a: &Args) -> Reply {
-    Reply::error(format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
-        String::from_utf8_lossy(a.bytes(1))
-            .chars()
-            .take(128)
-            .collect::<String>()
-    ))
+    crate::server::table::subcommand_syntax_error("FUNCTION", a.bytes(1))
 }
 
 pub fn fcall(s: &mut Server, c: &mut Client, a: &Args) -> CmdResult {

@@ -21,7 +21,7 @@ use super::convert::{self, Tally};
 use super::vm::Vm;
 use super::ScriptFlags;
 use crate::commands::{Args, CmdResult};
-use crate::reply::{Protocol, Reply};
+use crate::reply::{ErrorText, Protocol, Reply};
 use crate::server::client::{Client, ConnectInfo, SCRIPT_CLIENT_ID};
 use crate::server::table::{self, flags, Found};
 use crate::Server;
@@ -193,17 +193,22 @@ fn failure_reply(name: &str, err: &Value) -> (Reply, Tally) {
         return (reply, tally);
     };
     let field = |k: &str| t.raw_get::<Value>(k).unwrap_or(Value::Nil);
+    // Bytes, as Lua strings are: an error's text need not be UTF-8.
     let text_of = |v: Value| match v {
-        Value::String(s) => Some(s.to_string_lossy()),
-        Value::Integer(n) => Some(n.to_string()),
-        Value::Number(d) => Some(convert::lua_number_text(d)),
+        Value::String(s) => Some(s.as_bytes().to_vec()),
+        Value::Integer(n) => Some(n.to_string().into_bytes()),
+        Value::Number(d) => Some(convert::lua_number_text(d).into_bytes()),
         _ => None,
     };
-    let mut text = text_of(field("err")).unwrap_or_else(|| "ERR unknown error".into());
+    let mut text = text_of(field("err")).unwrap_or_else(|| b"ERR unknown error".to_vec());
     if let (Some(source), Some(line)) = (text_of(field("source")), text_of(field("line"))) {
-        text.push_str(&format!(" script: {name}, on {source}:{line}."));
+        text.extend_from_slice(format!(" script: {name}, on ").as_bytes());
+        text.extend_from_slice(&source);
+        text.push(b':');
+        text.extend_from_slice(&line);
+        text.push(b'.');
     }
-    let reply = Reply::error(convert::one_line(&text));
+    let reply = Reply::Error(ErrorText::one_line(text));
     if matches!(field("ignore_error_stats_update"), Value::Boolean(true)) {
         tally.already_counted = 1;
     } else {

@@ -559,6 +559,16 @@ pub fn resolve(argv: &[Vec<u8>]) -> Found {
     }
 }
 
+/// `addReplySubcommandSyntaxError`: a container command whose own code finds
+/// no subcommand of that name (or arity) answers with its bytes as `%.128s`
+/// prints them.
+pub fn subcommand_syntax_error(container: &str, sub: &[u8]) -> Reply {
+    let mut text = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
+    text.extend_from_slice(super::c_prefix(sub, 128));
+    text.extend_from_slice(format!("'. Try {container} HELP.").as_bytes());
+    Reply::Error(ErrorText::one_line(text))
+}
+
 /// The reply of a container command called with a subcommand it lacks.
 pub fn unknown_subcommand_error(container: &CommandSpec, sub: &[u8]) -> Reply {
     let mut text = b"ERR unknown subcommand '".to_vec();
