@@ -248,12 +248,12 @@ fn config_set_reads_numbers_like_redis() {
     eprintln!("{compared} CONFIG replies identical");
 }
 
-/// An unknown command or subcommand is named in the error with the client's
-/// own bytes, as C's `%.128s` prints them (up to a NUL, at most 128 bytes,
-/// line breaks as spaces), whether or not they are UTF-8. The core showed
+/// An unknown command, subcommand, option or argument is named in the error
+/// with the client's own bytes, as C's `%.128s` or `%s` prints them (up to a
+/// NUL, line breaks as spaces), whether or not they are UTF-8. The core showed
 /// bytes that are not UTF-8 as U+FFFD.
 #[test]
-fn unknown_commands_are_named_with_their_bytes_like_redis() {
+fn errors_name_arguments_with_their_bytes_like_redis() {
     let Some(server) = redis_for_test() else {
         return;
     };
@@ -273,6 +273,42 @@ fn unknown_commands_are_named_with_their_bytes_like_redis() {
         vec![b"OBJECT".to_vec(), b"\xff".to_vec()],
         vec![b"SCRIPT".to_vec(), b"a\x00b".to_vec()],
         vec![b"CONFIG".to_vec(), vec![b'x'; 200]],
+        vec![
+            b"HSET".to_vec(),
+            b"h".to_vec(),
+            b"f1".to_vec(),
+            b"v".to_vec(),
+        ],
+        vec![
+            b"HGETEX".to_vec(),
+            b"h".to_vec(),
+            b"FIELDS".to_vec(),
+            b"1".to_vec(),
+            b"f1".to_vec(),
+            b"\xff".to_vec(),
+        ],
+        vec![
+            b"HEXPIRE".to_vec(),
+            b"h".to_vec(),
+            b"10".to_vec(),
+            b"\xffz\x00y".to_vec(),
+            b"FIELDS".to_vec(),
+            b"1".to_vec(),
+            b"f1".to_vec(),
+        ],
+        vec![
+            b"EXPIRE".to_vec(),
+            b"h".to_vec(),
+            b"10".to_vec(),
+            b"\xfe".to_vec(),
+        ],
+        vec![b"FUNCTION".to_vec(), b"LIST".to_vec(), b"\xff".to_vec()],
+        vec![
+            b"CLIENT".to_vec(),
+            b"SETINFO".to_vec(),
+            b"\xff".to_vec(),
+            b"x".to_vec(),
+        ],
     ];
     for argv in &cases {
         let expected = redis.call(argv).unwrap();

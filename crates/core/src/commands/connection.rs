@@ -10,7 +10,7 @@
 //! user with any password, like a Redis whose default user has `nopass`.
 
 use super::{flags::*, Args, CmdResult, CommandSpec, Group, Server};
-use crate::reply::{errors, Protocol, Reply};
+use crate::reply::{errors, ErrorText, Protocol, Reply};
 use crate::server::client::{Client, ClientKind, ReplyMode};
 use crate::server::{multi, pubsub, DATABASES};
 
@@ -376,7 +376,8 @@ fn client_setinfo(_: &mut Server, c: &mut Client, a: &Args) -> CmdResult {
     let attr = String::from_utf8_lossy(a.bytes(2)).into_owned();
     let lib_name = a.is(2, "lib-name");
     if !lib_name && !a.is(2, "lib-ver") {
-        return Err(Reply::error(format!("ERR Unrecognized option '{attr}'")));
+        let text = ErrorText::naming("ERR Unrecognized option '", a.bytes(2), "'");
+        return Err(Reply::Error(text));
     }
     if !valid_attr(value) {
         return Err(Reply::error(format!(

@@ -10,7 +10,7 @@
 
 use super::scripting::{engine, help_reply, numkeys, take_engine};
 use super::{flags::*, Args, CmdResult, CommandSpec, Group, Server};
-use crate::reply::Reply;
+use crate::reply::{ErrorText, Reply};
 use crate::scripting::busy::stats_reply;
 use crate::scripting::functions::RestorePolicy;
 use crate::scripting::run::{self, Target};
@@ -172,9 +172,10 @@ fn function_load(s: &mut Server, a: &Args) -> CmdResult {
             at += 1;
             continue;
         }
-        return Err(Reply::error(format!(
-            "ERR Unknown option given: {}",
-            String::from_utf8_lossy(a.bytes(at))
+        return Err(Reply::Error(ErrorText::naming(
+            "ERR Unknown option given: ",
+            a.bytes(at),
+            "",
         )));
     }
     if at >= a.len() {
@@ -227,10 +228,11 @@ fn function_list(s: &mut Server, a: &Args) -> CmdResult {
             i += 2;
             continue;
         }
-        return Err(Reply::error(crate::scripting::convert::one_line(&format!(
-            "ERR Unknown argument {}",
-            String::from_utf8_lossy(a.bytes(i))
-        ))));
+        return Err(Reply::Error(ErrorText::naming(
+            "ERR Unknown argument ",
+            a.bytes(i),
+            "",
+        )));
     }
     Ok(engine(s)?.functions.list(pattern, with_code))
 }

@@ -11,7 +11,7 @@
 
 use super::{flags::*, Args, CmdResult, CommandSpec, Server};
 use crate::keyspace::now_ms;
-use crate::reply::{errors, Reply};
+use crate::reply::{errors, ErrorText, Reply};
 use crate::server::notify;
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -230,9 +230,8 @@ fn expire_generic(s: &mut Server, a: &Args, unit_ms: i64, relative: bool, name: 
             _ if a.is(i, "lt") => lt = true,
             _ => {
                 // `%s` of a C string: up to the first NUL, line breaks as spaces.
-                let c_str = a.bytes(i).split(|&b| b == 0).next().unwrap_or_default();
-                let opt = String::from_utf8_lossy(c_str).replace(['\r', '\n'], " ");
-                return Err(Reply::error(format!("ERR Unsupported option {opt}")));
+                let text = ErrorText::naming("ERR Unsupported option ", a.bytes(i), "");
+                return Err(Reply::Error(text));
             }
         }
     }

@@ -27,6 +27,17 @@ impl ErrorText {
         ErrorText(bytes)
     }
 
+    /// `prefix`, a client's argument as C's `%s` prints it (up to a NUL),
+    /// then `suffix`: the usual shape of an error that names an argument.
+    pub fn naming(prefix: &str, arg: &[u8], suffix: &str) -> ErrorText {
+        let arg = crate::num::c_str(arg);
+        let mut text = Vec::with_capacity(prefix.len() + arg.len() + suffix.len());
+        text.extend_from_slice(prefix.as_bytes());
+        text.extend_from_slice(arg);
+        text.extend_from_slice(suffix.as_bytes());
+        ErrorText::one_line(text)
+    }
+
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
     }
@@ -134,6 +145,10 @@ mod tests {
         assert_eq!(
             ErrorText::one_line(&b"a\r\nb\xff"[..]).as_bytes(),
             b"a  b\xff"
+        );
+        assert_eq!(
+            ErrorText::naming("ERR x '", b"\xff\nz\0hidden", "'").as_bytes(),
+            b"ERR x '\xff z'"
         );
     }
 }
