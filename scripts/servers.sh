@@ -42,8 +42,14 @@ servers_start() {
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
   command -v python3 >/dev/null || { echo "ERROR: python3 is missing: apt-get install -y python3" >&2; return 2; }
   REDIS_BIN_DIR="$("$root/scripts/get-redis.sh")"
-  echo "building the core's listener (cargo build --release -p redislab-listener)" >&2
-  (cd "$root" && cargo build --release -q -p redislab-listener) || { echo "ERROR: cargo build failed" >&2; return 2; }
+  # SERVERS_CORE_PROFILE=debug: the core built without optimisation, where an
+  # arithmetic overflow panics (scripts/random-stream.sh --debug-core).
+  local core_bin="$root/target/release/redislab-core-server" profile=(--release)
+  if [ "${SERVERS_CORE_PROFILE:-release}" = debug ]; then
+    core_bin="$root/target/debug/redislab-core-server" profile=()
+  fi
+  echo "building the core's listener (cargo build ${profile[*]} -p redislab-listener)" >&2
+  (cd "$root" && cargo build "${profile[@]}" -q -p redislab-listener) || { echo "ERROR: cargo build failed" >&2; return 2; }
   SERVERS_TMP="$(mktemp -d "${TMPDIR:-/tmp}/redislab-servers.XXXXXX")"
   trap servers_stop EXIT
   trap 'servers_stop; exit 130' INT TERM HUP
@@ -52,7 +58,7 @@ servers_start() {
     --dir "$SERVERS_TMP" --logfile "$SERVERS_TMP/redis.log" --daemonize no </dev/null >/dev/null 2>&1 &
   SERVERS_PIDS+=($!)
   CORE_PORT="$(servers_free_port)"
-  (cd "$SERVERS_TMP" && exec "$root/target/release/redislab-core-server" --port "$CORE_PORT") \
+  (cd "$SERVERS_TMP" && exec "$core_bin" --port "$CORE_PORT") \
     </dev/null >"$SERVERS_TMP/core.log" 2>&1 &
   SERVERS_PIDS+=($!)
   servers_wait "$REDIS_PORT" redis-server
