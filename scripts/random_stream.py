@@ -443,13 +443,15 @@ def snapshot(conn, key):
 def copy_from_redis(core, redis):
     """Every key of the stream as Redis has it, restored into both servers
     (so both hold the encodings RESTORE gives)."""
-    dumps = {key: (redis.call(["DUMP", key]), redis.call(["PTTL", key])) for key in KEYS}
-    for key, (dump, pttl) in dumps.items():
+    # The deadline as an absolute time (ABSTTL): a relative one read and
+    # given back a millisecond later would move, and near PXAT 2^63-1 overflow.
+    dumps = {key: (redis.call(["DUMP", key]), redis.call(["PEXPIRETIME", key])) for key in KEYS}
+    for key, (dump, deadline) in dumps.items():
         for conn in (core, redis):
             conn.call(["DEL", key])
             if dump[:1] == b"$" and not dump.startswith(b"$-1"):
-                ttl = int(pttl[1:])
-                conn.call(["RESTORE", key, str(ttl) if ttl > 0 else "0", dump.split(b"|", 1)[1]])
+                at = max(int(deadline[1:]), 0)
+                conn.call(["RESTORE", key, str(at), dump.split(b"|", 1)[1], "ABSTTL"])
 
 
 def run_seed(seed, count, protocol, families, core_port, redis_port, shown, out):
