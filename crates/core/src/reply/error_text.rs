@@ -86,21 +86,9 @@ impl From<String> for ErrorText {
     }
 }
 
-impl From<&String> for ErrorText {
-    fn from(text: &String) -> ErrorText {
-        ErrorText(text.as_bytes().to_vec())
-    }
-}
-
 impl From<&str> for ErrorText {
     fn from(text: &str) -> ErrorText {
         ErrorText(text.as_bytes().to_vec())
-    }
-}
-
-impl From<Cow<'_, str>> for ErrorText {
-    fn from(text: Cow<'_, str>) -> ErrorText {
-        ErrorText(text.into_owned().into_bytes())
     }
 }
 

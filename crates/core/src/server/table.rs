@@ -563,20 +563,20 @@ pub fn resolve(argv: &[Vec<u8>]) -> Found {
 /// no subcommand of that name (or arity) answers with its bytes as `%.128s`
 /// prints them.
 pub fn subcommand_syntax_error(container: &str, sub: &[u8]) -> Reply {
-    let mut text = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
-    text.extend_from_slice(super::c_prefix(sub, 128));
-    text.extend_from_slice(format!("'. Try {container} HELP.").as_bytes());
-    Reply::Error(ErrorText::one_line(text))
+    Reply::Error(ErrorText::naming(
+        "ERR unknown subcommand or wrong number of arguments for '",
+        super::c_prefix(sub, 128),
+        &format!("'. Try {container} HELP."),
+    ))
 }
 
 /// The reply of a container command called with a subcommand it lacks.
 pub fn unknown_subcommand_error(container: &CommandSpec, sub: &[u8]) -> Reply {
-    let mut text = b"ERR unknown subcommand '".to_vec();
-    text.extend_from_slice(super::c_prefix(sub, 128));
-    text.extend_from_slice(
-        format!("'. Try {} HELP.", container.name.to_ascii_uppercase()).as_bytes(),
-    );
-    Reply::Error(ErrorText::one_line(text))
+    Reply::Error(ErrorText::naming(
+        "ERR unknown subcommand '",
+        super::c_prefix(sub, 128),
+        &format!("'. Try {} HELP.", container.name.to_ascii_uppercase()),
+    ))
 }
 
 #[cfg(test)]
